@@ -1,0 +1,74 @@
+"""catalog_nb: a data catalog for Jupyter.
+
+The public face of the notebook client::
+
+    import catalog_nb
+
+    with catalog_nb.connect("http://127.0.0.1:8765", "admin", password) as cat:
+        cat.users()
+
+Importing ``catalog_nb`` stays light: the client (requests, pandas) is imported on first use of
+one of the names below, so the service, which imports ``catalog_nb.contract``, never loads it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from catalog_nb.contract import distribution_version
+
+if TYPE_CHECKING:
+    from catalog_nb.client import (
+        AuthenticationError,
+        BadRequestError,
+        Catalog,
+        CatalogConnectionError,
+        CatalogError,
+        CatalogTimeoutError,
+        ConfigurationError,
+        ConflictError,
+        NotFoundError,
+        PayloadTooLargeError,
+        PermissionDeniedError,
+        RateLimitedError,
+        ServerError,
+        TruncatedResultWarning,
+        connect,
+    )
+
+__version__ = distribution_version()
+
+__all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "Catalog",
+    "CatalogConnectionError",
+    "CatalogError",
+    "CatalogTimeoutError",
+    "ConfigurationError",
+    "ConflictError",
+    "NotFoundError",
+    "PayloadTooLargeError",
+    "PermissionDeniedError",
+    "RateLimitedError",
+    "ServerError",
+    "TruncatedResultWarning",
+    "__version__",
+    "connect",
+]
+
+_LAZY = frozenset(__all__) - {"__version__"}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the client on first use of one of its public names (PEP 562)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module("catalog_nb.client"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'catalog_nb' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY)

@@ -1,0 +1,203 @@
+"""The ``catalog-nb`` command: serve the catalog, manage users, run the demo.
+
+Examples::
+
+    catalog-nb serve --port 8765 --data-dir ~/.catalog_nb
+    catalog-nb user create ana --role Analyst --email ana@example.org
+    echo 'a-long-password' | catalog-nb user set-password ana --password-stdin
+    catalog-nb user list
+    catalog-nb demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from catalog_nb.contract import MIN_PASSWORD_LENGTH
+
+DEMO_DIR = Path(".catalog-demo")
+DEMO_PASSWORD = "catalog-demo"
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from catalog_nb.server.settings import Settings
+
+    values: dict[str, Any] = {}
+    if getattr(args, "db_url", None):
+        values["db_url"] = args.db_url
+    if getattr(args, "data_dir", None):
+        values["data_dir"] = Path(args.data_dir)
+    return Settings(**values)
+
+
+def _open_store(args: argparse.Namespace) -> Any:
+    from catalog_nb.server.bootstrap import bootstrap
+    from catalog_nb.server.store import Store
+
+    settings = _settings(args)
+    store = Store(settings.store_url)
+    store.migrate()
+    with store.write() as conn:
+        bootstrap(conn, settings)
+    return store
+
+
+def _read_password(args: argparse.Namespace) -> str:
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Again: ") != password:
+            raise SystemExit("The passwords differ; nothing was changed.")
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise SystemExit(f"A password needs at least {MIN_PASSWORD_LENGTH} characters.")
+    return password
+
+
+def _actor() -> str:
+    return f"cli:{getpass.getuser()}"
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from catalog_nb.server.app import create_app
+
+    settings = _settings(args)
+    print(f"Serving the catalog on http://{args.host}:{args.port}/api/v2 "
+          f"(store: {settings.store_url.split('@')[-1]})", flush=True)
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def cmd_user_create(args: argparse.Namespace) -> int:
+    from catalog_nb.contract import AuditAction, AuditObjectType
+    from catalog_nb.server.auditing import audited
+    from catalog_nb.server.errors import ServiceError
+    from catalog_nb.server.security import hash_password
+    from catalog_nb.server.store import users
+
+    store = _open_store(args)
+    hashed = hash_password(_read_password(args)) if args.password or args.password_stdin else None
+    attributes = {k: v for k, v in (("email", args.email), ("firstName", args.first_name),
+                                     ("lastName", args.last_name)) if v}
+    try:
+        with audited(store, None, AuditAction.CREATE, AuditObjectType.USER, name=args.name,
+                     actor_name=_actor()) as w:
+            record = users.create(w.conn, {"name": args.name, "attributes": attributes},
+                                  args.role or None, _actor(), hashed)
+            w.target(record.key, record.name)
+    except ServiceError as exc:
+        raise SystemExit(f"error: {exc.message}") from exc
+    print(f"Created user {record.name} ({record.key}) with roles "
+          f"{', '.join(r.name for r in record.roles)}.")
+    return 0
+
+
+def cmd_user_set_password(args: argparse.Namespace) -> int:
+    from catalog_nb.contract import AuditAction, AuditObjectType
+    from catalog_nb.server.auditing import audited
+    from catalog_nb.server.errors import ServiceError
+    from catalog_nb.server.security import hash_password
+    from catalog_nb.server.store import sessions, users
+
+    store = _open_store(args)
+    hashed = hash_password(_read_password(args))
+    try:
+        with audited(store, None, AuditAction.SET_PASSWORD, AuditObjectType.USER, name=args.name,
+                     actor_name=_actor()) as w:
+            record = users.get_by_name(w.conn, args.name)
+            w.target(record.key, record.name)
+            users.set_password_hash(w.conn, record.key, hashed)
+            sessions.close_user_sessions(w.conn, record.key)
+    except ServiceError as exc:
+        raise SystemExit(f"error: {exc.message}") from exc
+    print(f"Set the password of {record.name}; their sessions were ended.")
+    return 0
+
+
+def cmd_user_list(args: argparse.Namespace) -> int:
+    from catalog_nb.server.store import users
+
+    store = _open_store(args)
+    with store.read() as conn:
+        found = users.list_all(conn)
+    width = max([4, *(len(u.name) for u in found)])
+    print(f"{'name':<{width}}  {'roles':<30}  password  email")
+    for u in found:
+        email = (u.attributes or {}).get("email") or ""
+        print(f"{u.name:<{width}}  {', '.join(r.name for r in u.roles):<30}  "
+              f"{'yes' if u.password_hash else 'no':<8}  {email}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from catalog_nb.demo.run import run_demo
+
+    return run_demo(Path(args.data_dir), port=args.port, serve=not args.once)
+
+
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db-url", default=os.environ.get("CATALOG_DB_URL"),
+                        help="SQLAlchemy URL of the store (default: SQLite in --data-dir)")
+    parser.add_argument("--data-dir", default=os.environ.get("CATALOG_DATA_DIR"),
+                        help="folder of the embedded store (default: ~/.catalog_nb)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``catalog-nb``."""
+    parser = argparse.ArgumentParser(prog="catalog-nb", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the catalog service")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--log-level", default="info")
+    _store_options(serve)
+    serve.set_defaults(func=cmd_serve)
+
+    user = sub.add_parser("user", help="manage users directly in the store")
+    user_sub = user.add_subparsers(dest="user_command", required=True)
+    create = user_sub.add_parser("create", help="create a user")
+    create.add_argument("name")
+    create.add_argument("--role", action="append", help="role name (repeatable); "
+                        "default: the default roles")
+    create.add_argument("--email")
+    create.add_argument("--first-name")
+    create.add_argument("--last-name")
+    create.add_argument("--password", action="store_true", help="prompt for a password")
+    create.add_argument("--password-stdin", action="store_true",
+                        help="read the password from the first line of standard input")
+    _store_options(create)
+    create.set_defaults(func=cmd_user_create)
+    setpw = user_sub.add_parser("set-password", help="set a user's password")
+    setpw.add_argument("name")
+    setpw.add_argument("--password-stdin", action="store_true")
+    _store_options(setpw)
+    setpw.set_defaults(func=cmd_user_set_password)
+    listing = user_sub.add_parser("list", help="list users")
+    _store_options(listing)
+    listing.set_defaults(func=cmd_user_list)
+
+    demo = sub.add_parser("demo", help="start the embedded demo catalog and show it working")
+    demo.add_argument("--data-dir", default=str(DEMO_DIR))
+    demo.add_argument("--port", type=int, default=8765)
+    demo.add_argument("--once", action="store_true", help="run the demo job, then stop")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``catalog-nb`` console script."""
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""The audit trail: every write and login the service recorded, as a typed frame.
+
+Reading it needs the Administrator access level. Paging is automatic (pages of up to
+``contract.AUDIT_PAGE_MAX`` events), long reads show a progress bar, ``limit=`` caps the result
+and a :class:`~catalog_nb.client.errors.TruncatedResultWarning` says when it did.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from catalog_nb import contract
+from catalog_nb.client.api import CatalogApi
+from catalog_nb.client.errors import TruncatedResultWarning
+from catalog_nb.client.frames import Column, to_epoch_ms, to_frame
+
+__all__ = ["AUDIT_COLUMNS", "AuditMixin", "fetch_pages"]
+
+#: Columns of :meth:`AuditMixin.audit_events`.
+AUDIT_COLUMNS: tuple[Column, ...] = (
+    Column("key", "string"),
+    Column("time", "time"),
+    Column("user_name", "string", "userName"),
+    Column("user_key", "string", "userKey"),
+    Column("action", "string"),
+    Column("object_type", "string", "objectType"),
+    Column("object_key", "string", "objectKey"),
+    Column("object_name", "string", "objectName"),
+    Column("outcome", "string"),
+    Column("message", "string"),
+    Column("client_address", "string", "clientAddress"),
+)
+
+#: A point in time: datetime, date, ISO string, ``pd.Timestamp`` or epoch milliseconds.
+TimeLike = Any
+
+
+def fetch_pages(
+    fetch: Callable[[int, int], Mapping[str, Any]],
+    *,
+    page_size: int,
+    limit: int | None,
+    progress: bool,
+    description: str,
+) -> tuple[list[dict[str, Any]], int]:
+    """Page through a ``{list, totalCount}`` endpoint; returns ``(records, total)``.
+
+    ``fetch(start, size)`` returns one page. Records are de-duplicated by ``key`` (new events
+    shift the pages while reading). Stops at ``limit`` records when one is given. A progress
+    bar (``tqdm.auto``) appears when more than one page is needed and ``progress`` is true.
+    """
+    size = max(1, min(page_size, limit)) if limit is not None else max(1, page_size)
+    page = fetch(0, size)
+    total = int(page.get("totalCount") or 0)
+    records: list[dict[str, Any]] = []
+    seen: set[Any] = set()
+    bar: Any = None
+    start = 0
+    try:
+        while True:
+            items = list(page.get("list") or [])
+            for item in items:
+                key = item.get("key")
+                if key is not None and key in seen:
+                    continue
+                seen.add(key)
+                records.append(item)
+            start += len(items)
+            total = max(total, int(page.get("totalCount") or 0))
+            target = total if limit is None else min(total, limit)
+            if bar is None and progress and target > len(items):
+                from tqdm.auto import tqdm
+
+                bar = tqdm(total=target, desc=description, unit=" rows", leave=False)
+                bar.update(min(len(records), target))
+            elif bar is not None:
+                bar.update(min(len(records), target) - bar.n)
+            if not items or len(records) >= target or start >= total:
+                break
+            page = fetch(start, size)
+    finally:
+        if bar is not None:
+            bar.close()
+    if limit is not None:
+        records = records[:limit]
+    return records, total
+
+
+def _upper(value: Any) -> str | None:
+    return None if value is None else str(value).upper()
+
+
+class AuditMixin:
+    """Audit-trail frames; mixed into :class:`~catalog_nb.client.catalog.Catalog`."""
+
+    api: CatalogApi
+    progress: bool
+
+    def audit_events(
+        self,
+        user: str | None = None,
+        action: str | contract.AuditAction | None = None,
+        object_type: str | contract.AuditObjectType | None = None,
+        outcome: str | contract.AuditOutcome | None = None,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        limit: int | None = None,
+        *,
+        page_size: int = contract.AUDIT_PAGE_MAX,
+        progress: bool | None = None,
+        as_frame: bool = True,
+    ) -> pd.DataFrame | list[dict[str, Any]]:
+        """Audit events, newest first, read page by page.
+
+        Filters: ``user`` (user name), ``action`` (LOGIN, CREATE, ASSIGN_ROLE, ...),
+        ``object_type`` (USER, ROLE, SESSION, ...), ``outcome`` (SUCCESS or FAILURE),
+        ``since``/``until`` (datetime, date, ISO string, Timestamp or epoch ms; naive means UTC).
+        ``limit`` caps the rows (a :class:`TruncatedResultWarning` says when more matched);
+        ``progress`` overrides the catalog's progress-bar setting.
+
+        Columns: key, time (UTC datetime), user_name, user_key, action, object_type,
+        object_key, object_name, outcome, message, client_address.
+
+        Example::
+
+            cat.audit_events(action="LOGIN", outcome="FAILURE", since="2024-01-01")
+        """
+        if limit is not None and limit < 1:
+            raise ValueError("limit must be at least 1 (or None for every event)")
+        criteria: dict[str, Any] = {
+            "userName": user,
+            "action": _upper(action),
+            "objectType": _upper(object_type),
+            "outcome": _upper(outcome),
+            "fromTime": None if since is None else to_epoch_ms(since),
+            "toTime": None if until is None else to_epoch_ms(until),
+        }
+        criteria = {name: value for name, value in criteria.items() if value is not None}
+
+        def fetch(start: int, size: int) -> Mapping[str, Any]:
+            if criteria:
+                page = self.api.search_audit_events({**criteria, "from": start, "size": size})
+            else:
+                page = self.api.list_audit_events(start, size)
+            return page if isinstance(page, Mapping) else {}
+
+        records, total = fetch_pages(
+            fetch,
+            page_size=min(page_size, contract.AUDIT_PAGE_MAX),
+            limit=limit,
+            progress=self.progress if progress is None else progress,
+            description="audit events",
+        )
+        if limit is not None and total > limit:
+            warnings.warn(
+                f"audit_events: returning the newest {len(records)} of {total} matching "
+                f"events because limit={limit}; pass a larger limit= or limit=None for all.",
+                TruncatedResultWarning,
+                stacklevel=2,
+            )
+        return to_frame(records, AUDIT_COLUMNS) if as_frame else records
+
+    def delete_audit_event(self, key: str) -> None:
+        """Delete one audit event by key (Administrator only)."""
+        self.api.delete_audit_event(key)

@@ -1,0 +1,140 @@
+"""Wire constants shared by both halves of catalog_nb.
+
+Standard library only: the client, the notebook toolkit and the service all import this module,
+so it must never pull in either side's dependencies. It holds what both ends of the wire must
+agree on: the base path, the session cookie, enumerations, error codes and limits.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from importlib import metadata
+
+API_PREFIX = "/api/v2"
+API_VERSION = "v2"
+DISTRIBUTION = "catalog-nb"
+SESSION_COOKIE = "catalog_session"
+
+#: Largest request body the service reads; anything larger is answered 413.
+MAX_BODY_BYTES = 2 * 1024 * 1024
+#: Longest name (user, role, ...) the service stores.
+MAX_NAME_LENGTH = 255
+#: Shortest password an administrator may set.
+MIN_PASSWORD_LENGTH = 8
+#: Default and largest `limit` of `GET /search/user`.
+USER_SEARCH_DEFAULT_LIMIT = 25
+USER_SEARCH_MAX_LIMIT = 1000
+#: Largest page of the audit trail (`size`).
+AUDIT_PAGE_MAX = 1000
+
+
+def distribution_version() -> str:
+    """The installed version of catalog-nb, or ``0+unknown`` when run from a bare checkout."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+class AccessLevel(StrEnum):
+    """Access level of a role, from most to least powerful."""
+
+    ADMINISTRATOR = "Administrator"
+    STEWARD = "Steward"
+    ANALYST = "Analyst"
+    GUEST = "Guest"
+
+
+class MetadataAccessOption(StrEnum):
+    """Whether a role sees every data source (ALL) or only those it is granted (RESTRICTED)."""
+
+    ALL = "ALL"
+    RESTRICTED = "RESTRICTED"
+
+
+class DataAccessOption(StrEnum):
+    """Whether a role may read data values (samples, previews) of the resources it sees."""
+
+    ALL = "ALL"
+    RESTRICTED = "RESTRICTED"
+    NONE = "NONE"
+
+
+class TagAssociationState(StrEnum):
+    ACCEPTED = "ACCEPTED"
+    REJECTED = "REJECTED"
+    SUGGESTED = "SUGGESTED"
+
+
+class ResourceType(StrEnum):
+    FILE = "resource_type_file"
+    HDFS_FILE = "resource_type_hdfs_file"
+    COLLECTION = "resource_type_collection"
+    TABLE = "resource_type_table"
+    VIEW = "resource_type_view"
+
+
+class AuditAction(StrEnum):
+    LOGIN = "LOGIN"
+    LOGOUT = "LOGOUT"
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    ASSIGN_ROLE = "ASSIGN_ROLE"
+    REMOVE_ROLE = "REMOVE_ROLE"
+    SET_PASSWORD = "SET_PASSWORD"
+
+
+class AuditObjectType(StrEnum):
+    SESSION = "SESSION"
+    USER = "USER"
+    ROLE = "ROLE"
+    AUDIT_EVENT = "AUDIT_EVENT"
+    DATA_SOURCE = "DATA_SOURCE"
+
+
+class AuditOutcome(StrEnum):
+    SUCCESS = "SUCCESS"
+    FAILURE = "FAILURE"
+
+
+class ErrorCode(StrEnum):
+    """Stable identifiers carried as ``errorCode`` in every error body."""
+
+    # 400
+    INVALID_PAYLOAD = "INVALID_PAYLOAD"
+    MALFORMED_JSON = "MALFORMED_JSON"
+    INVALID_PARAMETER = "INVALID_PARAMETER"
+    UNKNOWN_ROLE = "UNKNOWN_ROLE"
+    UNKNOWN_USER = "UNKNOWN_USER"
+    UNKNOWN_REFERENCE = "UNKNOWN_REFERENCE"
+    WEAK_PASSWORD = "WEAK_PASSWORD"
+    # 401
+    AUTHENTICATION_REQUIRED = "AUTHENTICATION_REQUIRED"
+    SESSION_EXPIRED = "SESSION_EXPIRED"
+    LOGIN_FAILED = "LOGIN_FAILED"
+    # 403
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    # 404
+    ROUTE_NOT_FOUND = "ROUTE_NOT_FOUND"
+    USER_NOT_FOUND = "USER_NOT_FOUND"
+    ROLE_NOT_FOUND = "ROLE_NOT_FOUND"
+    DATA_SOURCE_NOT_FOUND = "DATA_SOURCE_NOT_FOUND"
+    RESOURCE_NOT_FOUND = "RESOURCE_NOT_FOUND"
+    AUDIT_EVENT_NOT_FOUND = "AUDIT_EVENT_NOT_FOUND"
+    # 405
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    # 409
+    DUPLICATE_NAME = "DUPLICATE_NAME"
+    LAST_ROLE = "LAST_ROLE"
+    LAST_ADMINISTRATOR = "LAST_ADMINISTRATOR"
+    CANNOT_DELETE_SELF = "CANNOT_DELETE_SELF"
+    ROLE_IN_USE = "ROLE_IN_USE"
+    # 413
+    PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    # 415
+    UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
+    # 429
+    LOGIN_THROTTLED = "LOGIN_THROTTLED"
+    # 5xx
+    INTERNAL_ERROR = "INTERNAL_ERROR"

@@ -1,0 +1,1 @@
+"""The notebook toolkit: widgets, graphs, plots, audits and exports over the client."""

@@ -1,0 +1,1 @@
+"""The catalog service: the Metadata Catalog Service REST interface (see ``app.create_app``)."""

@@ -1,0 +1,1 @@
+"""One APIRouter per resource family; routes parse, authorize, call the store and shape."""

@@ -1,0 +1,117 @@
+"""Login, logout and the service version."""
+
+from __future__ import annotations
+
+import math
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from catalog_nb.contract import (
+    API_PREFIX,
+    API_VERSION,
+    DISTRIBUTION,
+    SESSION_COOKIE,
+    AuditAction,
+    AuditObjectType,
+    AuditOutcome,
+    ErrorCode,
+    distribution_version,
+)
+from catalog_nb.server.auditing import record_event
+from catalog_nb.server.deps import CallerDep, SettingsDep, StoreDep, client_address, session_policy
+from catalog_nb.server.errors import Throttled
+from catalog_nb.server.schemas.users import LoginRequest, LoginResult, UserInfo, display_name
+from catalog_nb.server.security import verify_password
+from catalog_nb.server.store import sessions as session_store
+from catalog_nb.server.store import users as user_store
+from catalog_nb.server.store.common import fold, now_ms
+
+router = APIRouter(tags=["login"])
+
+_FAILED = "The user name or password is wrong (or the user has no password)."
+
+
+@router.post("/login", response_model=LoginResult, response_model_by_alias=True)
+def login(body: LoginRequest, request: Request, response: Response, store: StoreDep,
+          settings: SettingsDep) -> LoginResult | JSONResponse:
+    """Check a user name and password and start a session (an HttpOnly cookie)."""
+    name = body.username.strip()
+    name_fold = fold(name)
+    now = now_ms()
+    client = client_address(request)
+    policy = session_policy(settings)
+
+    def audit(outcome: AuditOutcome, message: str, user_key: str | None = None) -> None:
+        record_event(
+            store, actor=None, actor_name=name, action=AuditAction.LOGIN,
+            object_type=AuditObjectType.SESSION, object_key=user_key, object_name=name,
+            outcome=outcome, message=message, client=client,
+        )
+
+    with store.write() as conn:
+        session_store.purge_expired(conn, policy, now)
+        wait = session_store.locked_for(conn, name_fold, now)
+    if wait is not None:
+        audit(AuditOutcome.FAILURE, "throttled after repeated failures")
+        seconds = max(1, math.ceil(wait))
+        raise Throttled(
+            f"Too many failed logins for this user name; try again in {seconds} seconds.",
+            headers={"Retry-After": str(seconds)},
+            retryAfter=seconds,
+        )
+    with store.read() as conn:
+        user = user_store.find_by_name(conn, name)
+    if user is None or not verify_password(body.password, user.password_hash):
+        with store.write() as conn:
+            session_store.record_failure(
+                conn, name_fold, now, settings.login_max_failures,
+                int(settings.login_lockout_seconds * 1000),
+            )
+        audit(AuditOutcome.FAILURE, "wrong user name or password", user.key if user else None)
+        return JSONResponse(
+            status_code=401,
+            content={"loginResult": "FAILURE", "message": _FAILED,
+                     "errorCode": ErrorCode.LOGIN_FAILED.value, "status": 401},
+        )
+    with store.write() as conn:
+        session_store.clear_failures(conn, name_fold)
+        token = session_store.open_session(conn, user.key, client, now)
+    audit(AuditOutcome.SUCCESS, "logged in", user.key)
+    response.set_cookie(
+        SESSION_COOKIE, token, max_age=int(policy.max_ms / 1000), path="/",
+        httponly=True, samesite="lax", secure=settings.cookie_secure,
+    )
+    return LoginResult(
+        login_result="SUCCESS",
+        message=f"Logged in as {user.name}.",
+        user_info=UserInfo(username=user.name, display_name=display_name(user)),
+    )
+
+
+@router.api_route("/logout", methods=["GET", "POST"], status_code=204)
+def logout(caller: CallerDep, store: StoreDep) -> Response:
+    """End the caller's session; the cookie stops working, even if replayed."""
+    if caller.token:
+        with store.write() as conn:
+            session_store.close_session(conn, caller.token)
+    record_event(
+        store, actor=caller, actor_name=None, action=AuditAction.LOGOUT,
+        object_type=AuditObjectType.SESSION, object_key=caller.key, object_name=caller.name,
+        outcome=AuditOutcome.SUCCESS, message="logged out", client=caller.client,
+    )
+    response = Response(status_code=204)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+@router.get("/version")
+def version(caller: CallerDep, settings: SettingsDep) -> dict[str, str]:
+    """Name and version of the running service."""
+    return {
+        "name": DISTRIBUTION,
+        "version": distribution_version(),
+        "apiVersion": API_VERSION,
+        "build": settings.build,
+        "basePath": API_PREFIX,
+    }

@@ -1,0 +1,86 @@
+"""Roles: create, read, update, delete (writes need Administrator)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from catalog_nb.contract import AuditAction, AuditObjectType
+from catalog_nb.server.auditing import audited
+from catalog_nb.server.deps import CallerDep, StoreDep
+from catalog_nb.server.errors import BadRequest
+from catalog_nb.server.schemas.roles import RoleCreate, RoleOut, RoleUpdate, role_out
+from catalog_nb.server.security import require_admin
+from catalog_nb.server.store import roles as role_store
+
+router = APIRouter(tags=["roles"])
+
+_WRITE = "Changing roles"
+
+
+@router.post("/user/role", status_code=201, response_model=RoleOut, response_model_by_alias=True)
+def create_role(body: RoleCreate, caller: CallerDep, store: StoreDep) -> RoleOut:
+    """Create a role (Administrator)."""
+    require_admin(caller, _WRITE)
+    values, grants = body.split()
+    values.setdefault("metadata_access_option", "RESTRICTED")
+    values.setdefault("data_access_option", "RESTRICTED")
+    for column in ("metadata_access_option", "data_access_option"):
+        if values[column] is None:
+            values[column] = "RESTRICTED"
+    with audited(store, caller, AuditAction.CREATE, AuditObjectType.ROLE, name=body.name) as w:
+        record = role_store.create(w.conn, values, grants)
+        w.target(record.key, record.name)
+    return role_out(record)
+
+
+@router.get("/user/role", response_model=list[RoleOut], response_model_by_alias=True)
+def list_roles(caller: CallerDep, store: StoreDep) -> list[RoleOut]:
+    """Every role."""
+    with store.read() as conn:
+        return [role_out(r) for r in role_store.list_all(conn)]
+
+
+@router.get("/user/role/byname", response_model=RoleOut, response_model_by_alias=True)
+def role_by_name(name: str, caller: CallerDep, store: StoreDep) -> RoleOut:
+    """The role with this name."""
+    with store.read() as conn:
+        return role_out(role_store.get_by_name(conn, name))
+
+
+@router.get("/user/role/{role_key}", response_model=RoleOut, response_model_by_alias=True)
+def get_role(role_key: str, caller: CallerDep, store: StoreDep) -> RoleOut:
+    """The role with this key."""
+    with store.read() as conn:
+        return role_out(role_store.get(conn, role_key))
+
+
+@router.put("/user/role/{role_key}", response_model=RoleOut, response_model_by_alias=True)
+def update_role(role_key: str, body: RoleUpdate, caller: CallerDep, store: StoreDep) -> RoleOut:
+    """Change a role (Administrator); absent properties stay unchanged."""
+    require_admin(caller, _WRITE)
+    values, grants = body.split()
+    nulls = sorted(k for k, v in values.items() if v is None and k in _NOT_NULL)
+    if nulls:
+        raise BadRequest(f"These properties cannot be null: {', '.join(nulls)}.")
+    with audited(store, caller, AuditAction.UPDATE, AuditObjectType.ROLE, key=role_key) as w:
+        record = role_store.update_role(w.conn, role_key, values, grants)
+        w.target(record.key, record.name)
+    return role_out(record)
+
+
+_NOT_NULL = {
+    "name", "access_level", "default_role", "metadata_access_option", "data_access_option",
+    "job_template_creation_allowed", "job_execution_allowed",
+}
+
+
+@router.delete("/user/role/{role_key}", status_code=204)
+def delete_role(role_key: str, caller: CallerDep, store: StoreDep) -> Response:
+    """Delete a role (Administrator); refused while it is some user's only role."""
+    require_admin(caller, _WRITE)
+    with audited(store, caller, AuditAction.DELETE, AuditObjectType.ROLE, key=role_key) as w:
+        record = role_store.delete_role(w.conn, role_key)
+        w.target(record.key, record.name)
+    return Response(status_code=204)
+
+

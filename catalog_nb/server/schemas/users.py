@@ -1,0 +1,127 @@
+"""Request and response models of login, users and user search."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, StringConstraints
+
+from catalog_nb.contract import MIN_PASSWORD_LENGTH
+from catalog_nb.server.schemas.common import EntityOut, Name, Payload, Wire
+from catalog_nb.server.store.users import UserRecord
+
+Password = Annotated[str, StringConstraints(min_length=MIN_PASSWORD_LENGTH, max_length=1024)]
+
+_USER_READ_ONLY = frozenset(
+    {
+        "key", "type", "timeOfCreation", "timeOfLastChange", "restricted", "viewAble",
+        "updateable", "score", "customProperties", "assignedByMap", "accessLevels", "admin",
+        "passwordSet",
+    }
+)
+
+
+class LoginRequest(Payload):
+    username: str = Field(max_length=1024)
+    password: str = Field(max_length=1024)
+
+
+class UserCreate(Payload):
+    """Body of ``POST /user``: only ``name`` is required."""
+
+    read_only = _USER_READ_ONLY
+
+    name: Name
+    description: str | None = None
+    rich_description: str | None = None
+    attributes: dict[str, Any] | None = None
+    roles: list[Name] | None = None
+    prefilters_enabled: bool | None = None
+    password: Password | None = None
+
+
+class UserUpdate(Payload):
+    """Body of ``PUT /user/{key}``: properties absent from the body stay unchanged."""
+
+    read_only = _USER_READ_ONLY
+
+    name: Name | None = None
+    description: str | None = None
+    rich_description: str | None = None
+    attributes: dict[str, Any] | None = None
+    roles: list[Name] | None = None
+    prefilters_enabled: bool | None = None
+    password: Password | None = None
+
+
+class MeUpdate(Payload):
+    """Body of ``PUT /user/_me``: the only supported entry is ``prefiltersEnabled``."""
+
+    prefilters_enabled: bool
+
+
+class AssignRole(Payload):
+    """Body of ``POST /user/assign/role``."""
+
+    user_name: Name
+    role_name: Name
+
+
+class UserOut(EntityOut):
+    name: str
+    prefilters_enabled: bool
+    assigned_by_map: dict[str, str | None]
+    access_levels: list[str]
+    attributes: dict[str, Any]
+    roles: list[str]
+    admin: bool
+    password_set: bool
+
+
+class UserTO(Wire):
+    name: str
+    key: str
+    attributes: dict[str, Any]
+
+
+class UserInfo(Wire):
+    username: str
+    display_name: str
+
+
+class LoginResult(Wire):
+    login_result: str
+    message: str
+    user_info: UserInfo | None = None
+
+
+def display_name(record: UserRecord) -> str:
+    """First and last name when known, else the user name."""
+    attrs = record.attributes or {}
+    parts = [attrs.get("firstName"), attrs.get("lastName")]
+    full = " ".join(p for p in parts if isinstance(p, str) and p.strip())
+    return full or record.name
+
+
+def user_out(record: UserRecord) -> UserOut:
+    """The wire form of a user; the password hash never leaves the service."""
+    return UserOut(
+        key=record.key,
+        type="user",
+        name=record.name,
+        description=record.description,
+        rich_description=record.rich_description,
+        time_of_creation=record.created_ms,
+        time_of_last_change=record.changed_ms,
+        prefilters_enabled=record.prefilters_enabled,
+        assigned_by_map=dict(record.assigned_by),
+        access_levels=record.access_levels,
+        attributes=dict(record.attributes or {}),
+        roles=[r.name for r in record.roles],
+        admin=record.admin,
+        password_set=record.password_hash is not None,
+    )
+
+
+def user_to(record: UserRecord) -> UserTO:
+    return UserTO(name=record.name, key=record.key, attributes=dict(record.attributes or {}))

@@ -1,0 +1,61 @@
+"""Settings of the catalog service, read from ``CATALOG_*`` environment variables.
+
+Example::
+
+    CATALOG_DB_URL=postgresql+psycopg://catalog@127.0.0.1/catalog catalog-nb serve
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from catalog_nb.contract import MAX_BODY_BYTES
+
+
+class Settings(BaseSettings):
+    """Everything the service can be told; one object, passed to ``create_app``."""
+
+    model_config = SettingsConfigDict(env_prefix="CATALOG_", extra="ignore")
+
+    data_dir: Path = Field(
+        default=Path.home() / ".catalog_nb",
+        description="Folder for the embedded SQLite store and other service state.",
+    )
+    db_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of the store; a SQLite file in data_dir when unset.",
+    )
+    admin_user: str = Field(default="admin", description="Administrator created on first start.")
+    admin_password: str | None = Field(
+        default=None, description="Password of that administrator; none means no bootstrap login."
+    )
+    session_idle_minutes: float = Field(default=120.0, gt=0)
+    session_max_hours: float = Field(default=24.0, gt=0)
+    login_max_failures: int = Field(default=5, ge=1, description="Failures before throttling.")
+    login_lockout_seconds: float = Field(default=300.0, gt=0)
+    max_body_bytes: int = Field(default=MAX_BODY_BYTES, gt=0)
+    cookie_secure: bool = Field(default=False, description="Send the session cookie over TLS only.")
+    data_roots: Annotated[list[Path], NoDecode] = Field(
+        default_factory=list,
+        description="Folders FILE data sources may lie under (os.pathsep-separated in the env).",
+    )
+    build: str = Field(default="local", description="Build identifier reported by /version.")
+
+    @field_validator("data_roots", mode="before")
+    @classmethod
+    def _split_roots(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [Path(p) for p in value.split(os.pathsep) if p.strip()]
+        return value
+
+    @property
+    def store_url(self) -> str:
+        """The SQLAlchemy URL of the store (the SQLite default resolved into data_dir)."""
+        if self.db_url:
+            return self.db_url
+        return f"sqlite:///{self.data_dir / 'catalog.sqlite3'}"

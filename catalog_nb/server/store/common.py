@@ -1,0 +1,44 @@
+"""Small helpers every store module shares: keys, clocks, name folding, unique violations."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.exc import IntegrityError
+
+from catalog_nb.contract import ErrorCode
+from catalog_nb.server.errors import Conflict
+
+
+def new_key() -> str:
+    """A fresh opaque key."""
+    return uuid.uuid4().hex
+
+
+def now_ms() -> int:
+    """The current time in epoch milliseconds."""
+    return int(time.time() * 1000)
+
+
+def fold(name: str) -> str:
+    """The case-insensitive form of a name, as kept in ``name_fold`` columns."""
+    return name.casefold()
+
+
+@contextmanager
+def unique_name(kind: str, name: str) -> Iterator[None]:
+    """Turn a unique-constraint violation inside the block into a 409 naming the duplicate.
+
+    The constraint, not a prior SELECT, decides: two requests racing to create the same name
+    cannot both succeed.
+    """
+    try:
+        yield
+    except IntegrityError as exc:
+        raise Conflict(
+            f"A {kind} named '{name}' already exists (names are compared case-insensitively).",
+            ErrorCode.DUPLICATE_NAME,
+        ) from exc

@@ -1,0 +1,62 @@
+"""Schema creation and upgrade, with the version recorded in ``schema_version``.
+
+A new store is created from the current table definitions and stamped with the latest version.
+An existing store gets each later migration, in order, in the caller's transaction. To change the
+schema: edit ``schema.py`` and append a step that brings a store of the previous version to the
+new shape (``ALTER TABLE ... ADD COLUMN``, ``metadata.create_all(tables=[...])``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from sqlalchemy import Connection, func, inspect, select
+
+from catalog_nb.server.store.schema import metadata, schema_version
+
+Step = Callable[[Connection], None]
+
+#: (version, description, step) in order; version 1 is the initial schema.
+MIGRATIONS: list[tuple[int, str, Step | None]] = [
+    (1, "initial schema: users, roles, sessions, audit trail, sources", None),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+
+def current_version(conn: Connection) -> int | None:
+    """The recorded schema version, or None for a store that has no schema yet."""
+    if not inspect(conn).has_table(schema_version.name):
+        return None
+    return conn.execute(select(func.max(schema_version.c.version))).scalar_one_or_none()
+
+
+def migrate(conn: Connection) -> int:
+    """Bring the store to the latest version and return it.
+
+    Raises RuntimeError for a store written by a newer catalog_nb, which this one must not touch.
+    """
+    found = current_version(conn)
+    now = int(time.time() * 1000)
+    if found is None:
+        metadata.create_all(conn)
+        conn.execute(
+            schema_version.insert(),
+            [{"version": v, "description": d, "applied_ms": now} for v, d, _ in MIGRATIONS],
+        )
+        return LATEST
+    if found > LATEST:
+        raise RuntimeError(
+            f"The store has schema version {found}, newer than this catalog_nb knows "
+            f"({LATEST}); upgrade catalog_nb before serving this store."
+        )
+    for version, description, step in MIGRATIONS:
+        if version > found:
+            if step is not None:
+                step(conn)
+            conn.execute(
+                schema_version.insert(),
+                {"version": version, "description": description, "applied_ms": now},
+            )
+    return LATEST

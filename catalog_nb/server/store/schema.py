@@ -1,0 +1,202 @@
+"""Tables of the catalog store (SQLAlchemy Core), one metadata object for every family.
+
+Names are unique case-insensitively: each named table keeps ``name_fold`` (the case-folded name)
+under a unique constraint, so two requests racing to create "Alice" and "alice" cannot both win.
+Times are epoch milliseconds (BigInteger) so the wire and the store agree without conversion.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from catalog_nb.contract import MAX_NAME_LENGTH
+
+metadata = MetaData()
+
+KEY = 40
+
+
+def _key() -> Column[str]:
+    return Column("key", String(KEY), primary_key=True)
+
+
+def _times() -> list[Column[int]]:
+    return [
+        Column("created_ms", BigInteger, nullable=False),
+        Column("changed_ms", BigInteger, nullable=False),
+    ]
+
+
+def _named() -> list[Column[str]]:
+    return [
+        Column("name", String(MAX_NAME_LENGTH), nullable=False),
+        Column("name_fold", String(MAX_NAME_LENGTH), nullable=False, unique=True),
+    ]
+
+
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, primary_key=True),
+    Column("description", Text, nullable=False),
+    Column("applied_ms", BigInteger, nullable=False),
+)
+
+users = Table(
+    "users",
+    metadata,
+    _key(),
+    *_named(),
+    Column("description", Text),
+    Column("rich_description", Text),
+    Column("attributes", JSON, nullable=False),
+    Column("prefilters_enabled", Boolean, nullable=False, default=False),
+    Column("password_hash", String(255)),
+    *_times(),
+)
+
+roles = Table(
+    "roles",
+    metadata,
+    _key(),
+    *_named(),
+    Column("access_level", String(32), nullable=False),
+    Column("description", Text),
+    Column("rich_description", Text),
+    Column("default_role", Boolean, nullable=False, default=False),
+    Column("metadata_access_option", String(32), nullable=False),
+    Column("data_access_option", String(32), nullable=False),
+    Column("resource_read_access_level", String(64)),
+    Column("job_template_creation_allowed", Boolean, nullable=False, default=False),
+    Column("job_execution_allowed", Boolean, nullable=False, default=False),
+    *_times(),
+)
+
+# What a role is granted: data sources, virtual folders, data sets and tag domains, by key.
+role_grants = Table(
+    "role_grants",
+    metadata,
+    Column("role_key", String(KEY), ForeignKey("roles.key", ondelete="CASCADE"), primary_key=True),
+    Column("kind", String(32), primary_key=True),
+    Column("target_key", String(KEY), primary_key=True),
+)
+
+user_roles = Table(
+    "user_roles",
+    metadata,
+    Column("user_key", String(KEY), ForeignKey("users.key", ondelete="CASCADE"), primary_key=True),
+    Column("role_key", String(KEY), ForeignKey("roles.key"), primary_key=True),
+    Column("assigned_by", String(MAX_NAME_LENGTH)),
+    Column("assigned_ms", BigInteger, nullable=False),
+)
+Index("ix_user_roles_role", user_roles.c.role_key)
+
+# Only a hash of the session token is stored: a copy of the store does not hand out sessions.
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("user_key", String(KEY), ForeignKey("users.key", ondelete="CASCADE"), nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("last_seen_ms", BigInteger, nullable=False),
+    Column("client_address", String(64)),
+)
+Index("ix_sessions_user", sessions.c.user_key)
+
+login_failures = Table(
+    "login_failures",
+    metadata,
+    Column("name_fold", String(MAX_NAME_LENGTH), primary_key=True),
+    Column("failures", Integer, nullable=False),
+    Column("first_ms", BigInteger, nullable=False),
+    Column("locked_until_ms", BigInteger),
+)
+
+audit_events = Table(
+    "audit_events",
+    metadata,
+    _key(),
+    Column("time_ms", BigInteger, nullable=False),
+    Column("user_key", String(KEY)),
+    Column("user_name", String(MAX_NAME_LENGTH)),
+    Column("action", String(32), nullable=False),
+    Column("object_type", String(32), nullable=False),
+    Column("object_key", String(KEY)),
+    Column("object_name", Text),
+    Column("outcome", String(16), nullable=False),
+    Column("message", Text),
+    Column("client_address", String(64)),
+)
+Index("ix_audit_time", audit_events.c.time_ms)
+Index("ix_audit_user", audit_events.c.user_name)
+
+data_sources = Table(
+    "data_sources",
+    metadata,
+    _key(),
+    *_named(),
+    Column("description", Text),
+    Column("source_type", String(16), nullable=False),
+    Column("uri", Text, nullable=False),
+    Column("include_patterns", JSON, nullable=False),
+    Column("exclude_patterns", JSON, nullable=False),
+    *_times(),
+)
+
+data_resources = Table(
+    "data_resources",
+    metadata,
+    _key(),
+    Column("data_source_key", String(KEY), ForeignKey("data_sources.key"), nullable=False),
+    Column("path", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("resource_type", String(64), nullable=False),
+    *_times(),
+    UniqueConstraint("data_source_key", "path", name="uq_resource_path"),
+)
+
+tag_domains = Table(
+    "tag_domains",
+    metadata,
+    _key(),
+    *_named(),
+    Column("description", Text),
+    *_times(),
+)
+
+# Path specifications: a list of {sourcePath, includePattern, excludePattern}.
+virtual_folders = Table(
+    "virtual_folders",
+    metadata,
+    _key(),
+    *_named(),
+    Column("description", Text),
+    Column("data_source_key", String(KEY), ForeignKey("data_sources.key"), nullable=False),
+    Column("parent_key", String(KEY), ForeignKey("virtual_folders.key")),
+    Column("path_specs", JSON, nullable=False),
+    *_times(),
+)
+
+# Path specifications per data source key: {sourceKey: [{sourcePath, ...}]}.
+datasets = Table(
+    "datasets",
+    metadata,
+    _key(),
+    *_named(),
+    Column("description", Text),
+    Column("path_specs", JSON, nullable=False),
+    *_times(),
+)

@@ -1,0 +1,144 @@
+"""Login sessions and the throttling of failed logins.
+
+Sessions live in the store so several service processes can share them. Only a SHA-256 of each
+token is kept; the token itself exists only in the client's cookie.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, delete, insert, select, update
+
+from catalog_nb.contract import ErrorCode
+from catalog_nb.server.errors import Unauthorized
+from catalog_nb.server.store.schema import login_failures, sessions
+
+#: How stale ``last_seen_ms`` may get before a request refreshes it; saves a write per read.
+TOUCH_INTERVAL_MS = 30_000
+
+
+@dataclass(frozen=True)
+class SessionPolicy:
+    """Idle and absolute lifetimes of a session, in milliseconds."""
+
+    idle_ms: int
+    max_ms: int
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def open_session(conn: Connection, user_key: str, client: str | None, now: int) -> str:
+    """Start a session for a user and return its token (for the cookie)."""
+    token = secrets.token_urlsafe(32)
+    conn.execute(
+        insert(sessions).values(
+            token_hash=_hash(token),
+            user_key=user_key,
+            created_ms=now,
+            last_seen_ms=now,
+            client_address=client,
+        )
+    )
+    return token
+
+
+def resolve(
+    conn: Connection, token: str | None, policy: SessionPolicy, now: int
+) -> tuple[str, bool]:
+    """(user key, whether last-seen needs a refresh) of a live session.
+
+    401 for a missing, unknown, ended or expired session. Reads only, so the common case costs
+    no write; expired rows are purged at the next login.
+    """
+    if not token:
+        raise Unauthorized(
+            "You are not logged in; log in with POST /api/v2/login and send the session cookie.",
+            ErrorCode.AUTHENTICATION_REQUIRED,
+        )
+    row = conn.execute(
+        select(sessions).where(sessions.c.token_hash == _hash(token))
+    ).mappings().first()
+    if row is None:
+        raise Unauthorized(
+            "Your session is not valid (it ended or was never issued); log in again.",
+            ErrorCode.AUTHENTICATION_REQUIRED,
+        )
+    if now - row["last_seen_ms"] > policy.idle_ms or now - row["created_ms"] > policy.max_ms:
+        raise Unauthorized("Your session has expired; log in again.", ErrorCode.SESSION_EXPIRED)
+    return str(row["user_key"]), now - row["last_seen_ms"] > TOUCH_INTERVAL_MS
+
+
+def touch(conn: Connection, token: str, now: int) -> None:
+    """Record activity on a session (it pushes the idle expiry back)."""
+    conn.execute(
+        update(sessions).where(sessions.c.token_hash == _hash(token)).values(last_seen_ms=now)
+    )
+
+
+def close_session(conn: Connection, token: str) -> None:
+    """End a session: its cookie no longer works, even if replayed."""
+    conn.execute(delete(sessions).where(sessions.c.token_hash == _hash(token)))
+
+
+def purge_expired(conn: Connection, policy: SessionPolicy, now: int) -> int:
+    """Delete sessions past either lifetime; returns how many."""
+    result = conn.execute(
+        delete(sessions).where(
+            (sessions.c.last_seen_ms < now - policy.idle_ms)
+            | (sessions.c.created_ms < now - policy.max_ms)
+        )
+    )
+    return int(result.rowcount or 0)
+
+
+def locked_for(conn: Connection, name_fold: str, now: int) -> float | None:
+    """Seconds until logins for this user name are accepted again, or None if they are now."""
+    row = conn.execute(
+        select(login_failures.c.locked_until_ms).where(login_failures.c.name_fold == name_fold)
+    ).first()
+    if row is None or row[0] is None or row[0] <= now:
+        return None
+    return (row[0] - now) / 1000
+
+
+def record_failure(
+    conn: Connection, name_fold: str, now: int, max_failures: int, lockout_ms: int
+) -> None:
+    """Count a failed login; the ``max_failures``-th within a lockout window locks the name."""
+    row = conn.execute(
+        select(login_failures).where(login_failures.c.name_fold == name_fold)
+    ).mappings().first()
+    if row is None or now - row["first_ms"] > lockout_ms:
+        conn.execute(delete(login_failures).where(login_failures.c.name_fold == name_fold))
+        conn.execute(
+            insert(login_failures).values(
+                name_fold=name_fold, failures=1, first_ms=now,
+                locked_until_ms=now + lockout_ms if max_failures <= 1 else None,
+            )
+        )
+        return
+    failures = row["failures"] + 1
+    locked = now + lockout_ms if failures >= max_failures else None
+    conn.execute(
+        update(login_failures)
+        .where(login_failures.c.name_fold == name_fold)
+        .values(failures=failures, locked_until_ms=locked)
+    )
+
+
+def clear_failures(conn: Connection, name_fold: str) -> None:
+    """Forget failed logins after a successful one."""
+    conn.execute(delete(login_failures).where(login_failures.c.name_fold == name_fold))
+
+
+def close_user_sessions(conn: Connection, user_key: str, keep: str | None = None) -> None:
+    """End every session of a user, except the one whose token is ``keep``."""
+    query = delete(sessions).where(sessions.c.user_key == user_key)
+    if keep:
+        query = query.where(sessions.c.token_hash != _hash(keep))
+    conn.execute(query)

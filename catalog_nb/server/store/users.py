@@ -1,0 +1,266 @@
+"""User profiles, their roles and their (hashed) passwords.
+
+Rules kept here, inside each write's transaction: a user always keeps at least one role, a
+user created without roles gets the default roles, and no change may leave the catalog without
+an administrator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, insert, select, update
+
+from catalog_nb.contract import AccessLevel, ErrorCode
+from catalog_nb.server.errors import BadRequest, Conflict, NotFound
+from catalog_nb.server.store import roles as role_store
+from catalog_nb.server.store.common import fold, new_key, now_ms, unique_name
+from catalog_nb.server.store.schema import user_roles, users
+
+#: User columns a create or update may set (store names).
+USER_COLUMNS = ("name", "description", "rich_description", "attributes", "prefilters_enabled")
+
+
+@dataclass
+class UserRecord:
+    key: str
+    name: str
+    description: str | None
+    rich_description: str | None
+    attributes: dict[str, Any]
+    prefilters_enabled: bool
+    password_hash: str | None
+    created_ms: int
+    changed_ms: int
+    roles: list[role_store.RoleRecord] = field(default_factory=list)
+    assigned_by: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def access_levels(self) -> list[str]:
+        """Distinct access levels of the user's roles, most powerful first."""
+        order = list(AccessLevel)
+        levels = {r.access_level for r in self.roles}
+        return [lvl.value for lvl in order if lvl.value in levels]
+
+    @property
+    def admin(self) -> bool:
+        return AccessLevel.ADMINISTRATOR.value in self.access_levels
+
+
+def _with_roles(conn: Connection, rows: Iterable[Any]) -> list[UserRecord]:
+    found = [UserRecord(**{k: v for k, v in row.items() if k != "name_fold"}) for row in rows]
+    if not found:
+        return found
+    by_key = {u.key: u for u in found}
+    all_roles = {r.key: r for r in role_store.list_all(conn)}
+    links = conn.execute(
+        select(user_roles).where(user_roles.c.user_key.in_(list(by_key)))
+    ).mappings()
+    for link in links:
+        user = by_key[link["user_key"]]
+        role = all_roles[link["role_key"]]
+        user.roles.append(role)
+        user.assigned_by[role.name] = link["assigned_by"]
+    for user in found:
+        user.roles.sort(key=lambda r: fold(r.name))
+    return found
+
+
+def list_all(conn: Connection, name: str | None = None) -> list[UserRecord]:
+    """Every user by name, or the one with ``name`` (case-insensitive)."""
+    query = select(users).order_by(users.c.name_fold)
+    if name is not None:
+        query = query.where(users.c.name_fold == fold(name))
+    return _with_roles(conn, conn.execute(query).mappings())
+
+
+def find(conn: Connection, key: str) -> UserRecord | None:
+    """The user with this key, or None."""
+    found = _with_roles(conn, conn.execute(select(users).where(users.c.key == key)).mappings())
+    return found[0] if found else None
+
+
+def get(conn: Connection, key: str) -> UserRecord:
+    """The user with this key; 404 when there is none."""
+    record = find(conn, key)
+    if record is None:
+        raise NotFound(f"There is no user with key '{key}'.", ErrorCode.USER_NOT_FOUND)
+    return record
+
+
+def find_by_name(conn: Connection, name: str) -> UserRecord | None:
+    """The user with this name (case-insensitive), or None."""
+    found = list_all(conn, name)
+    return found[0] if found else None
+
+
+def get_by_name(conn: Connection, name: str) -> UserRecord:
+    """The user with this name; 404 when there is none."""
+    record = find_by_name(conn, name)
+    if record is None:
+        raise NotFound(f"There is no user named '{name}'.", ErrorCode.USER_NOT_FOUND)
+    return record
+
+
+def search(conn: Connection, chars: str, limit: int) -> list[UserRecord]:
+    """Users whose name, first name, last name or email contain ``chars`` (case-insensitive).
+
+    Attributes are JSON, whose querying differs between dialects, so the name match runs in SQL
+    and the attribute match in Python over the (small) user table.
+    """
+    needle = chars.casefold()
+    matched = []
+    for user in conn.execute(select(users).order_by(users.c.name_fold)).mappings():
+        attrs = user["attributes"] or {}
+        texts = [user["name"], *(attrs.get(k) for k in ("firstName", "lastName", "email"))]
+        if any(isinstance(t, str) and needle in t.casefold() for t in texts):
+            matched.append(user)
+            if len(matched) >= limit:
+                break
+    return _with_roles(conn, matched)
+
+
+def _link(conn: Connection, user_key: str, role_keys: Iterable[str], assigned_by: str) -> None:
+    now = now_ms()
+    held = set(
+        conn.execute(
+            select(user_roles.c.role_key).where(user_roles.c.user_key == user_key)
+        ).scalars()
+    )
+    rows = [
+        {"user_key": user_key, "role_key": k, "assigned_by": assigned_by, "assigned_ms": now}
+        for k in dict.fromkeys(role_keys)
+        if k not in held
+    ]
+    if rows:
+        conn.execute(insert(user_roles), rows)
+
+
+def _unlink(conn: Connection, user_key: str, role_keys: Iterable[str]) -> None:
+    keys = list(role_keys)
+    if keys:
+        conn.execute(
+            delete(user_roles).where(
+                user_roles.c.user_key == user_key, user_roles.c.role_key.in_(keys)
+            )
+        )
+    left = conn.execute(
+        select(func.count()).select_from(user_roles).where(user_roles.c.user_key == user_key)
+    ).scalar_one()
+    if not left:
+        raise Conflict(
+            "A user must keep at least one role; assign the new role first, then remove the old.",
+            ErrorCode.LAST_ROLE,
+        )
+
+
+def create(
+    conn: Connection,
+    values: Mapping[str, Any],
+    role_names: list[str] | None,
+    assigned_by: str,
+    password_hash: str | None = None,
+) -> UserRecord:
+    """Create a user; without ``role_names`` the default roles are assigned."""
+    if role_names:
+        granted = role_store.resolve_names(conn, role_names)
+    else:
+        granted = role_store.defaults(conn)
+        if not granted:
+            raise BadRequest(
+                "No roles were given and no role is marked defaultRole; name the user's roles.",
+                ErrorCode.INVALID_PAYLOAD,
+            )
+    now = now_ms()
+    key = new_key()
+    row = {c: values.get(c) for c in USER_COLUMNS}
+    row.update(
+        key=key,
+        name_fold=fold(str(row["name"])),
+        attributes=row["attributes"] or {},
+        prefilters_enabled=bool(row["prefilters_enabled"]),
+        password_hash=password_hash,
+        created_ms=now,
+        changed_ms=now,
+    )
+    with unique_name("user", str(row["name"])):
+        conn.execute(insert(users).values(**row))
+    _link(conn, key, [r.key for r in granted], assigned_by)
+    return get(conn, key)
+
+
+def update_user(
+    conn: Connection,
+    key: str,
+    values: Mapping[str, Any],
+    role_names: list[str] | None,
+    assigned_by: str,
+    password_hash: str | None = None,
+) -> UserRecord:
+    """Change the given columns; ``role_names`` (when given) replaces the user's roles."""
+    current = get(conn, key)
+    row = {c: v for c, v in values.items() if c in USER_COLUMNS}
+    if "name" in row:
+        row["name_fold"] = fold(row["name"])
+    if password_hash is not None:
+        row["password_hash"] = password_hash
+    row["changed_ms"] = now_ms()
+    with role_store.keeps_administrator(conn):
+        with unique_name("user", values.get("name", "")):
+            conn.execute(update(users).where(users.c.key == key).values(**row))
+        if role_names is not None:
+            wanted = role_store.resolve_names(conn, role_names) if role_names else []
+            wanted_keys = {r.key for r in wanted}
+            _link(conn, key, wanted_keys, assigned_by)
+            _unlink(conn, key, [r.key for r in current.roles if r.key not in wanted_keys])
+    return get(conn, key)
+
+
+def set_password_hash(conn: Connection, key: str, password_hash: str | None) -> UserRecord:
+    """Replace a user's password hash (None removes the password: the user cannot log in)."""
+    get(conn, key)
+    conn.execute(
+        update(users)
+        .where(users.c.key == key)
+        .values(password_hash=password_hash, changed_ms=now_ms())
+    )
+    return get(conn, key)
+
+
+def delete_user(conn: Connection, key: str, actor_key: str | None) -> UserRecord:
+    """Delete a user (and their sessions); 409 for oneself or the last administrator."""
+    record = get(conn, key)
+    if key == actor_key:
+        raise Conflict(
+            "You cannot delete your own user profile; ask another administrator.",
+            ErrorCode.CANNOT_DELETE_SELF,
+        )
+    with role_store.keeps_administrator(conn):
+        conn.execute(delete(user_roles).where(user_roles.c.user_key == key))
+        conn.execute(delete(users).where(users.c.key == key))
+    return record
+
+
+def assign_role(conn: Connection, user_key: str, role_name: str, assigned_by: str) -> UserRecord:
+    """Give a user one more role (assigning a role already held changes nothing)."""
+    (role,) = role_store.resolve_names(conn, [role_name])
+    _link(conn, user_key, [role.key], assigned_by)
+    conn.execute(update(users).where(users.c.key == user_key).values(changed_ms=now_ms()))
+    return get(conn, user_key)
+
+
+def remove_roles(conn: Connection, user_key: str, role_names: list[str]) -> UserRecord:
+    """Take roles from a user; 409 when none would be left or no administrator would be."""
+    current = get(conn, user_key)
+    removing = {r.key for r in role_store.resolve_names(conn, role_names)}
+    with role_store.keeps_administrator(conn):
+        _unlink(conn, user_key, [r.key for r in current.roles if r.key in removing])
+    conn.execute(update(users).where(users.c.key == user_key).values(changed_ms=now_ms()))
+    return get(conn, user_key)
+
+
+def count(conn: Connection) -> int:
+    """How many users there are."""
+    return int(conn.execute(select(func.count()).select_from(users)).scalar_one())
