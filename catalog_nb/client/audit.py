@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 import pandas as pd
 
@@ -100,6 +100,7 @@ class AuditMixin:
     api: CatalogApi
     progress: bool
 
+    @overload
     def audit_events(
         self,
         user: str | None = None,
@@ -110,6 +111,38 @@ class AuditMixin:
         until: TimeLike = None,
         limit: int | None = None,
         *,
+        object_key: str | None = None,
+        page_size: int = contract.AUDIT_PAGE_MAX,
+        progress: bool | None = None,
+        as_frame: Literal[True] = True,
+    ) -> pd.DataFrame: ...
+    @overload
+    def audit_events(
+        self,
+        user: str | None = None,
+        action: str | contract.AuditAction | None = None,
+        object_type: str | contract.AuditObjectType | None = None,
+        outcome: str | contract.AuditOutcome | None = None,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        limit: int | None = None,
+        *,
+        object_key: str | None = None,
+        page_size: int = contract.AUDIT_PAGE_MAX,
+        progress: bool | None = None,
+        as_frame: Literal[False],
+    ) -> list[dict[str, Any]]: ...
+    def audit_events(
+        self,
+        user: str | None = None,
+        action: str | contract.AuditAction | None = None,
+        object_type: str | contract.AuditObjectType | None = None,
+        outcome: str | contract.AuditOutcome | None = None,
+        since: TimeLike = None,
+        until: TimeLike = None,
+        limit: int | None = None,
+        *,
+        object_key: str | None = None,
         page_size: int = contract.AUDIT_PAGE_MAX,
         progress: bool | None = None,
         as_frame: bool = True,
@@ -117,7 +150,8 @@ class AuditMixin:
         """Audit events, newest first, read page by page.
 
         Filters: ``user`` (user name), ``action`` (LOGIN, CREATE, ASSIGN_ROLE, ...),
-        ``object_type`` (USER, ROLE, SESSION, ...), ``outcome`` (SUCCESS or FAILURE),
+        ``object_type`` (USER, ROLE, SESSION, ...), ``object_key`` (the key of the user, role...
+        the event is about), ``outcome`` (SUCCESS or FAILURE),
         ``since``/``until`` (datetime, date, ISO string, Timestamp or epoch ms; naive means UTC).
         ``limit`` caps the rows (a :class:`TruncatedResultWarning` says when more matched);
         ``progress`` overrides the catalog's progress-bar setting.
@@ -135,6 +169,7 @@ class AuditMixin:
             "userName": user,
             "action": _upper(action),
             "objectType": _upper(object_type),
+            "objectKey": object_key,
             "outcome": _upper(outcome),
             "fromTime": None if since is None else to_epoch_ms(since),
             "toTime": None if until is None else to_epoch_ms(until),

@@ -33,6 +33,7 @@ from urllib3.util.retry import Retry
 
 from catalog_nb import contract
 from catalog_nb.client.errors import (
+    AuthenticationError,
     CatalogConnectionError,
     CatalogError,
     CatalogTimeoutError,
@@ -251,8 +252,14 @@ class HttpSession:
         return answer
 
     def logout(self) -> None:
-        """``GET /logout``: end the session on the service (credentials stay for re-login)."""
-        self.request("GET", "/logout", relogin=False)
+        """``GET /logout``: end the session on the service (credentials stay for re-login).
+
+        A session that has already ended (401) counts as logged out.
+        """
+        try:
+            self.request("GET", "/logout", relogin=False)
+        except AuthenticationError:
+            log.debug("logout: the session on %s had already ended", self.url)
 
     def request(
         self,

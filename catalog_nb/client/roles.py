@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 import pandas as pd
 
@@ -136,6 +136,10 @@ class RolesMixin:
 
     api: CatalogApi
 
+    @overload
+    def roles(self, *, as_frame: Literal[True] = True) -> pd.DataFrame: ...
+    @overload
+    def roles(self, *, as_frame: Literal[False]) -> list[dict[str, Any]]: ...
     def roles(self, *, as_frame: bool = True) -> pd.DataFrame | list[dict[str, Any]]:
         """Every role, one row each (``as_frame=False``: the JSON list).
 
@@ -150,6 +154,10 @@ class RolesMixin:
         records = self.api.list_roles()
         return to_frame(records, ROLE_COLUMNS) if as_frame else records
 
+    @overload
+    def my_roles(self, *, as_frame: Literal[True] = True) -> pd.DataFrame: ...
+    @overload
+    def my_roles(self, *, as_frame: Literal[False]) -> list[dict[str, Any]]: ...
     def my_roles(self, *, as_frame: bool = True) -> pd.DataFrame | list[dict[str, Any]]:
         """The roles of the logged-in user, with the columns of :meth:`roles`."""
         records = self.api.list_my_roles()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 import pandas as pd
 
@@ -119,9 +119,7 @@ def _user_body(fields: Mapping[str, Any], current_attributes: Mapping[str, Any])
         )
     body = {USER_FIELDS[k]: v for k, v in fields.items() if k in USER_FIELDS and v is not None}
     if "roles" in body:
-        body["roles"] = role_names(
-            [body["roles"]] if isinstance(body["roles"], str) else body["roles"]
-        )
+        body["roles"] = role_names(_as_list(body["roles"]))
     shortcuts = {ATTRIBUTE_FIELDS[k]: v for k, v in fields.items() if k in ATTRIBUTE_FIELDS}
     shortcuts = {k: v for k, v in shortcuts.items() if v is not None}
     if shortcuts or "attributes" in body:
@@ -142,6 +140,12 @@ class UsersMixin:
 
     # -- reads ---------------------------------------------------------------------------------
 
+    @overload
+    def users(self, name: str | None = ..., *, as_frame: Literal[True] = ...) -> pd.DataFrame: ...
+    @overload
+    def users(
+        self, name: str | None = ..., *, as_frame: Literal[False]
+    ) -> list[dict[str, Any]]: ...
     def users(
         self, name: str | None = None, *, as_frame: bool = True
     ) -> pd.DataFrame | list[dict[str, Any]]:
@@ -158,6 +162,10 @@ class UsersMixin:
         records = self.api.list_users(name)
         return to_frame(records, USER_COLUMNS) if as_frame else records
 
+    @overload
+    def me(self, *, as_frame: Literal[True] = True) -> pd.DataFrame: ...
+    @overload
+    def me(self, *, as_frame: Literal[False]) -> dict[str, Any]: ...
     def me(self, *, as_frame: bool = True) -> pd.DataFrame | dict[str, Any]:
         """The logged-in user as a one-row frame with the columns of :meth:`users`.
 
@@ -199,6 +207,14 @@ class UsersMixin:
                 )
         return to_frame(rows, USER_ROLE_COLUMNS)
 
+    @overload
+    def find_users(
+        self, chars: str, limit: int | None = ..., *, as_frame: Literal[True] = ...
+    ) -> pd.DataFrame: ...
+    @overload
+    def find_users(
+        self, chars: str, limit: int | None = ..., *, as_frame: Literal[False]
+    ) -> list[dict[str, Any]]: ...
     def find_users(
         self,
         chars: str,
@@ -231,6 +247,14 @@ class UsersMixin:
             records = records[:wanted]
         return to_frame(records, USER_SEARCH_COLUMNS) if as_frame else records
 
+    @overload
+    def who_can_see(
+        self, source: str, path: str | None = ..., *, as_frame: Literal[True] = ...
+    ) -> pd.DataFrame: ...
+    @overload
+    def who_can_see(
+        self, source: str, path: str | None = ..., *, as_frame: Literal[False]
+    ) -> dict[str, bool]: ...
     def who_can_see(
         self, source: str, path: str | None = None, *, as_frame: bool = True
     ) -> pd.DataFrame | dict[str, bool]:
@@ -297,8 +321,8 @@ class UsersMixin:
         """Change some fields of a user and return the updated JSON.
 
         Fields: name, description, rich_description, roles (replaces the set),
-        prefilters_enabled, password, attributes, and the attribute shortcuts first_name,
-        last_name, email (merged into the existing attributes).
+        prefilters_enabled, password, attributes (a dict merged into the existing ones), and
+        the attribute shortcuts first_name, last_name, email.
 
         Example::
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -48,6 +49,8 @@ def _describe(errors: list[Any]) -> tuple[ErrorCode, str, list[dict[str, Any]]]:
         loc = [str(p) for p in err.get("loc", ())]
         if err.get("type") == "json_invalid":
             code = ErrorCode.MALFORMED_JSON
+        elif loc[-1:] == ["password"] and err.get("type") == "string_too_short":
+            code = ErrorCode.WEAK_PASSWORD
         elif loc and loc[0] in _PARAMS and code != ErrorCode.MALFORMED_JSON:
             code = ErrorCode.INVALID_PARAMETER
         where = ".".join(loc[1:]) if len(loc) > 1 else (loc[0] if loc else "")
@@ -91,6 +94,10 @@ def install_error_handlers(app: FastAPI) -> None:
         if exc.status_code == 405:
             return _error(405, ErrorCode.METHOD_NOT_ALLOWED,
                           f"{request.url.path} does not answer {request.method}.")
+        if exc.status_code == 400:
+            # FastAPI's own 400: a body it cannot decode (not UTF-8, not JSON).
+            return _error(400, ErrorCode.MALFORMED_JSON,
+                          "The request body is not valid JSON in UTF-8.")
         return _error(exc.status_code, f"HTTP_{exc.status_code}", str(exc.detail))
 
     @app.exception_handler(Exception)
@@ -100,11 +107,26 @@ def install_error_handlers(app: FastAPI) -> None:
                       "The service failed to handle this request; the fault has been logged.")
 
 
+#: A JSON ``\u0000`` escape that is not itself an escaped backslash followed by "u0000".
+_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def _has_nul(scope: Scope, body: bytes) -> bool:
+    query: bytes = scope.get("query_string") or b""
+    return (
+        "\x00" in str(scope.get("path", ""))
+        or b"%00" in query
+        or _JSON_NUL.search(body) is not None
+    )
+
+
 class BodyLimit:
     """ASGI middleware: a body over ``limit`` bytes is answered 413 before any route sees it.
 
     Bodies are read here (they are small by contract) and replayed to the application, so the
-    limit holds for chunked uploads without a Content-Length too.
+    limit holds for chunked uploads without a Content-Length too. A NUL character anywhere in the
+    path, the query or a JSON string of the body is answered 400 here too: PostgreSQL text cannot
+    hold one, and no name, key or description needs one.
     """
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
@@ -134,6 +156,11 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if _has_nul(scope, body):
+            response = _error(400, ErrorCode.INVALID_PAYLOAD,
+                              "The request contains a NUL character, which the catalog refuses.")
+            await response(scope, receive, send)
+            return
         replayed = False
 
         async def replay() -> Message:

@@ -49,6 +49,7 @@ def record_event(
     actor: Caller | None,
     actor_name: str | None,
     action: AuditAction,
+    actor_key: str | None = None,
     object_type: AuditObjectType,
     object_key: str | None,
     object_name: str | None,
@@ -60,7 +61,7 @@ def record_event(
     """Append one audit event, in ``conn`` when given, else in a transaction of its own."""
     event = {
         "time_ms": now_ms(),
-        "user_key": actor.key if actor else None,
+        "user_key": actor.key if actor else actor_key,
         "user_name": actor.name if actor else actor_name,
         "action": action.value,
         "object_type": object_type.value,

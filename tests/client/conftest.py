@@ -1,14 +1,19 @@
-"""Fixtures of the client tests (helpers live in :mod:`tests.client.mocks`)."""
+"""Fixtures of the client tests (helpers live in :mod:`tests.client.mocks`).
+
+``live_server`` and ``unique`` come from ``tests/conftest.py``: a real server shared by the
+session, so live tests create their own uniquely named users and roles.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import responses
 
 from catalog_nb.client import Catalog, connect
-from tests.client.mocks import BASE, ScriptedServer, add_login
+from tests.client.mocks import BASE, LIVE_PASSWORD, ScriptedServer, add_login
 
 
 @pytest.fixture
@@ -33,3 +38,26 @@ def scripted() -> Iterator[ScriptedServer]:
     server = ScriptedServer()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def live_cat(live_server: Any) -> Iterator[Catalog]:
+    """The client logged in as the administrator of the shared real server."""
+    catalog = connect(
+        live_server.url, live_server.admin_user, live_server.admin_password, progress=False
+    )
+    yield catalog
+    catalog.close()
+
+
+@pytest.fixture
+def make_user(live_cat: Catalog, unique: Callable[[str], str]) -> Callable[..., dict[str, Any]]:
+    """Create a user with a unique name (and, by default, a fresh Analyst role and a password)."""
+
+    def make(prefix: str = "user", **fields: Any) -> dict[str, Any]:
+        if "roles" not in fields:
+            fields["roles"] = [live_cat.create_role(unique("role"), "Analyst")["name"]]
+        fields.setdefault("password", LIVE_PASSWORD)
+        return live_cat.create_user(unique(prefix), **fields)
+
+    return make

@@ -20,6 +20,8 @@ from catalog_nb.contract import API_PREFIX
 
 BASE = "http://catalog.test:8765"
 API = BASE + API_PREFIX
+#: Password of the users the live tests create.
+LIVE_PASSWORD = "live-password-1"
 LOGIN_OK = {
     "loginResult": "SUCCESS",
     "message": "Logged in.",
@@ -96,3 +98,14 @@ class ScriptedServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def url_of(call: Any) -> str:
+    """The URL a recorded ``responses`` call went to."""
+    return str(call.request.url)
+
+
+def json_of(call: Any) -> Any:
+    """The JSON body a recorded ``responses`` call sent (``None`` without a body)."""
+    body = call.request.body
+    return json.loads(body) if body else None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import responses
 import catalog_nb
 from catalog_nb.client import Catalog, connect, errors
 from catalog_nb.client.config import resolve
-from tests.client.mocks import API, BASE, add_login
+from tests.client.mocks import API, BASE, add_login, json_of, url_of
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +24,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def _login_body(mock: responses.RequestsMock) -> dict[str, str]:
-    body: dict[str, str] = json.loads(mock.calls[0].request.body)
+    body: dict[str, str] = json_of(mock.calls[0])
     return body
 
 
@@ -114,7 +115,9 @@ def test_missing_credentials_names_the_places_to_look() -> None:
     with pytest.raises(errors.ConfigurationError) as info:
         connect(BASE)
     message = str(info.value)
-    assert "No username" in message and "CATALOG_USER" in message and "machine catalog.test" in message
+    assert (
+        "No username" in message and "CATALOG_USER" in message and "machine catalog.test" in message
+    )
 
 
 def test_missing_password_only() -> None:
@@ -134,7 +137,7 @@ def test_repr_and_context_manager_logs_out(mock: responses.RequestsMock) -> None
         assert repr(cat) == f"<Catalog {BASE} as admin>"
     assert cat.closed
     assert repr(cat) == f"<Catalog {BASE} as admin (closed)>"
-    assert [call.request.url for call in mock.calls] == [API + "/login", API + "/logout"]
+    assert [url_of(call) for call in mock.calls] == [API + "/login", API + "/logout"]
     with pytest.raises(errors.CatalogError, match="closed"):
         cat.version()
     cat.close()  # twice is fine
@@ -160,4 +163,16 @@ def test_package_face() -> None:
     assert catalog_nb.NotFoundError is errors.NotFoundError
     assert isinstance(catalog_nb.__version__, str)
     with pytest.raises(AttributeError):
-        _ = catalog_nb.no_such_name  # type: ignore[attr-defined]
+        _ = catalog_nb.no_such_name
+
+
+def test_importing_the_package_stays_light() -> None:
+    code = (
+        "import sys, catalog_nb, catalog_nb.contract; "
+        "print(sorted(m for m in ('pandas', 'requests', 'catalog_nb.client') if m in sys.modules))"
+    )
+    root = Path(catalog_nb.__file__).parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"

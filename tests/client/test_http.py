@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import socket
 import time
 from typing import Any
@@ -13,14 +12,23 @@ import responses
 from catalog_nb.client import Catalog, connect, errors
 from catalog_nb.client import http as http_module
 from catalog_nb.client.http import HttpSession, normalize_url
-from tests.client.mocks import API, BASE, Reply, ScriptedServer, add_login, error_body
+from tests.client.mocks import (
+    API,
+    BASE,
+    Reply,
+    ScriptedServer,
+    add_login,
+    error_body,
+    json_of,
+    url_of,
+)
 
 
 def _calls(mock: responses.RequestsMock, method: str, path: str) -> list[Any]:
     return [
         call
         for call in mock.calls
-        if call.request.method == method and call.request.url.split("?")[0] == API + path
+        if call.request.method == method and url_of(call).split("?")[0] == API + path
     ]
 
 
@@ -162,7 +170,7 @@ def test_relogin_once_on_401_then_the_call_succeeds(
     assert frame["name"].tolist() == ["ada"]
     logins = _calls(mock, "POST", "/login")
     assert len(logins) == 2  # connect() + exactly one re-login
-    assert json.loads(logins[1].request.body) == {"username": "admin", "password": "pw-123456"}
+    assert json_of(logins[1]) == {"username": "admin", "password": "pw-123456"}
     gets = _calls(mock, "GET", "/user")
     assert len(gets) == 2
     assert "catalog_session=s2" in gets[1].request.headers["Cookie"]

@@ -9,7 +9,13 @@ from fastapi import APIRouter, Query, Response
 from catalog_nb.contract import AUDIT_PAGE_MAX, AuditAction, AuditObjectType
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
-from catalog_nb.server.schemas.audit import AuditEventOut, AuditPage, AuditSearch, event_out
+from catalog_nb.server.schemas.audit import (
+    INT64_MAX,
+    AuditEventOut,
+    AuditPage,
+    AuditSearch,
+    event_out,
+)
 from catalog_nb.server.security import require_admin
 from catalog_nb.server.store import audit as audit_store
 
@@ -28,7 +34,7 @@ def _page(store: StoreDep, criteria: audit_store.AuditFilter, start: int, size: 
 def list_events(
     caller: CallerDep,
     store: StoreDep,
-    start: Annotated[int, Query(alias="from", ge=0)] = 0,
+    start: Annotated[int, Query(alias="from", ge=0, le=INT64_MAX)] = 0,
     size: Annotated[int, Query(ge=1, le=AUDIT_PAGE_MAX)] = 100,
 ) -> AuditPage:
     """A page of audit events, newest first."""
@@ -63,8 +69,8 @@ def get_event(key: str, caller: CallerDep, store: StoreDep) -> AuditEventOut:
 @router.delete("/auditevent/{key}", status_code=204)
 def delete_event(key: str, caller: CallerDep, store: StoreDep) -> Response:
     """Delete one audit event; the deletion is itself recorded."""
-    require_admin(caller, "Deleting audit events")
     with audited(store, caller, AuditAction.DELETE, AuditObjectType.AUDIT_EVENT, key=key) as w:
+        require_admin(caller, "Deleting audit events")
         event = audit_store.remove(w.conn, key)
         w.message = (
             f"deleted {event['action']} {event['object_type']} event of {event['user_name']}"

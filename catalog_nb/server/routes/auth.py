@@ -42,10 +42,12 @@ def login(body: LoginRequest, request: Request, response: Response, store: Store
     client = client_address(request)
     policy = session_policy(settings)
 
-    def audit(outcome: AuditOutcome, message: str, user_key: str | None = None) -> None:
+    def audit(outcome: AuditOutcome, message: str, account: str | None = None) -> None:
+        # The account's key is the event's object; it is its user only once the login succeeded.
+        actor_key = account if outcome == AuditOutcome.SUCCESS else None
         record_event(
-            store, actor=None, actor_name=name, action=AuditAction.LOGIN,
-            object_type=AuditObjectType.SESSION, object_key=user_key, object_name=name,
+            store, actor=None, actor_name=name, actor_key=actor_key, action=AuditAction.LOGIN,
+            object_type=AuditObjectType.SESSION, object_key=account, object_name=name,
             outcome=outcome, message=message, client=client,
         )
 
@@ -89,7 +91,9 @@ def login(body: LoginRequest, request: Request, response: Response, store: Store
     )
 
 
-@router.api_route("/logout", methods=["GET", "POST"], status_code=204)
+# Two routes rather than one with two methods, so each gets its own OpenAPI operation id.
+@router.get("/logout", status_code=204)
+@router.post("/logout", status_code=204)
 def logout(caller: CallerDep, store: StoreDep) -> Response:
     """End the caller's session; the cookie stops working, even if replayed."""
     if caller.token:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
+from pydantic.alias_generators import to_camel
 
 from catalog_nb.contract import AuditAction, AuditObjectType
 from catalog_nb.server.auditing import audited
@@ -20,7 +21,6 @@ _WRITE = "Changing roles"
 @router.post("/user/role", status_code=201, response_model=RoleOut, response_model_by_alias=True)
 def create_role(body: RoleCreate, caller: CallerDep, store: StoreDep) -> RoleOut:
     """Create a role (Administrator)."""
-    require_admin(caller, _WRITE)
     values, grants = body.split()
     values.setdefault("metadata_access_option", "RESTRICTED")
     values.setdefault("data_access_option", "RESTRICTED")
@@ -28,6 +28,7 @@ def create_role(body: RoleCreate, caller: CallerDep, store: StoreDep) -> RoleOut
         if values[column] is None:
             values[column] = "RESTRICTED"
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.ROLE, name=body.name) as w:
+        require_admin(caller, _WRITE)
         record = role_store.create(w.conn, values, grants)
         w.target(record.key, record.name)
     return role_out(record)
@@ -57,12 +58,14 @@ def get_role(role_key: str, caller: CallerDep, store: StoreDep) -> RoleOut:
 @router.put("/user/role/{role_key}", response_model=RoleOut, response_model_by_alias=True)
 def update_role(role_key: str, body: RoleUpdate, caller: CallerDep, store: StoreDep) -> RoleOut:
     """Change a role (Administrator); absent properties stay unchanged."""
-    require_admin(caller, _WRITE)
     values, grants = body.split()
     nulls = sorted(k for k, v in values.items() if v is None and k in _NOT_NULL)
-    if nulls:
-        raise BadRequest(f"These properties cannot be null: {', '.join(nulls)}.")
     with audited(store, caller, AuditAction.UPDATE, AuditObjectType.ROLE, key=role_key) as w:
+        require_admin(caller, _WRITE)
+        if nulls:
+            raise BadRequest(
+                f"These properties cannot be null: {', '.join(to_camel(n) for n in nulls)}."
+            )
         record = role_store.update_role(w.conn, role_key, values, grants)
         w.target(record.key, record.name)
     return role_out(record)
@@ -77,8 +80,8 @@ _NOT_NULL = {
 @router.delete("/user/role/{role_key}", status_code=204)
 def delete_role(role_key: str, caller: CallerDep, store: StoreDep) -> Response:
     """Delete a role (Administrator); refused while it is some user's only role."""
-    require_admin(caller, _WRITE)
     with audited(store, caller, AuditAction.DELETE, AuditObjectType.ROLE, key=role_key) as w:
+        require_admin(caller, _WRITE)
         record = role_store.delete_role(w.conn, role_key)
         w.target(record.key, record.name)
     return Response(status_code=204)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Response
+from pydantic.alias_generators import to_camel
 
 from catalog_nb.contract import (
     USER_SEARCH_DEFAULT_LIMIT,
@@ -54,9 +56,9 @@ def list_users(caller: CallerDep, store: StoreDep, name: str | None = None) -> l
 @router.post("/user", status_code=201, response_model=UserOut, response_model_by_alias=True)
 def create_user(body: UserCreate, caller: CallerDep, store: StoreDep) -> UserOut:
     """Create a user (Administrator); without ``roles`` the default roles are given."""
-    require_admin(caller, _WRITE)
-    hashed = hash_password(body.password) if body.password else None
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.USER, name=body.name) as w:
+        require_admin(caller, _WRITE)
+        hashed = hash_password(body.password) if body.password else None
         record = user_store.create(w.conn, body.changes(), body.roles, caller.name, hashed)
         w.target(record.key, record.name)
     return user_out(record)
@@ -137,9 +139,9 @@ def permit_resource(
              response_model_by_alias=True)
 def assign_role(body: AssignRole, caller: CallerDep, store: StoreDep) -> UserOut:
     """Give a user one more role (Administrator)."""
-    require_admin(caller, _WRITE)
     with audited(store, caller, AuditAction.ASSIGN_ROLE, AuditObjectType.USER,
                  name=body.user_name) as w:
+        require_admin(caller, _WRITE)
         user = user_store.find_by_name(w.conn, body.user_name)
         if user is None:
             raise BadRequest(f"There is no user named '{body.user_name}'.", ErrorCode.UNKNOWN_USER)
@@ -147,6 +149,11 @@ def assign_role(body: AssignRole, caller: CallerDep, store: StoreDep) -> UserOut
         w.message = f"role {body.role_name}"
         record = user_store.assign_role(w.conn, user.key, body.role_name, caller.name)
     return user_out(record)
+
+
+def _printable(text: str) -> bool:
+    """No control, format or lone surrogate characters (they cannot be keys or role names)."""
+    return not any(unicodedata.category(ch) in ("Cc", "Cf", "Cs") for ch in text)
 
 
 def _removals(body: Any) -> dict[str, list[str]]:
@@ -159,11 +166,11 @@ def _removals(body: Any) -> dict[str, list[str]]:
     removals: dict[str, list[str]] = {}
     for user_key, names in body.items():
         listed = [names] if isinstance(names, str) else names
-        if not isinstance(listed, list) or not listed or not all(
-            isinstance(n, str) and n.strip() for n in listed
+        if not _printable(user_key) or not isinstance(listed, list) or not listed or not all(
+            isinstance(n, str) and n.strip() and _printable(n) for n in listed
         ):
             raise BadRequest(
-                f"The roles to remove from user '{user_key}' must be a role name or a non-empty "
+                f"The roles to remove from user {user_key!r} must be a role name or a non-empty "
                 "list of role names.",
                 ErrorCode.INVALID_PAYLOAD,
             )
@@ -181,24 +188,29 @@ def remove_role(
     All or nothing: a user left without a role, or a catalog left without an administrator,
     refuses the whole request.
     """
-    require_admin(caller, _WRITE)
-    removals = _removals(body)
     updated = []
     with audited(store, caller, AuditAction.REMOVE_ROLE, AuditObjectType.USER) as w:
+        require_admin(caller, _WRITE)
+        removals = _removals(body)
+        single = len(removals) == 1
         for user_key, names in removals.items():
+            if single:  # named before the change, so a refusal is recorded against the user
+                w.target(user_key)
             user = user_store.find(w.conn, user_key)
             if user is None:
                 raise BadRequest(f"There is no user with key '{user_key}'.", ErrorCode.UNKNOWN_USER)
+            if single:
+                w.target(user.key, user.name)
             updated.append(user_store.remove_roles(w.conn, user_key, names))
-        if len(updated) == 1:
-            w.target(updated[0].key, updated[0].name)
-        else:
+        if not single:
             w.target(None, ", ".join(u.name for u in updated))
         w.message = "; ".join(f"{k}: {', '.join(v)}" for k, v in removals.items())
     return [user_out(u) for u in updated]
 
 
-@router.get("/user/name/{username}", response_model=UserOut, response_model_by_alias=True)
+# ":path": a user name may contain "/", which arrives decoded.
+@router.get("/user/name/{username:path}", response_model=UserOut,
+            response_model_by_alias=True)
 def get_user_by_name(username: str, caller: CallerDep, store: StoreDep) -> UserOut:
     """The user with this name."""
     with store.read() as conn:
@@ -215,14 +227,15 @@ def get_user(key: str, caller: CallerDep, store: StoreDep) -> UserOut:
 @router.put("/user/{key}", status_code=204)
 def update_user(key: str, body: UserUpdate, caller: CallerDep, store: StoreDep) -> Response:
     """Change a user (Administrator); properties absent from the body stay unchanged."""
-    require_admin(caller, _WRITE)
     changes = body.changes()
-    for field in ("name", "prefilters_enabled", "attributes", "password", "roles"):
-        if field in changes and changes[field] is None:
-            raise BadRequest(f"{field} cannot be set to null.", ErrorCode.INVALID_PAYLOAD)
     action = AuditAction.SET_PASSWORD if set(changes) == {"password"} else AuditAction.UPDATE
-    hashed = hash_password(body.password) if body.password else None
     with audited(store, caller, action, AuditObjectType.USER, key=key) as w:
+        require_admin(caller, _WRITE)
+        for field in ("name", "prefilters_enabled", "attributes", "password", "roles"):
+            if field in changes and changes[field] is None:
+                raise BadRequest(f"{to_camel(field)} cannot be set to null.",
+                                 ErrorCode.INVALID_PAYLOAD)
+        hashed = hash_password(body.password) if body.password else None
         record = user_store.update_user(w.conn, key, changes, body.roles, caller.name, hashed)
         w.target(record.key, record.name)
         if hashed:
@@ -234,8 +247,8 @@ def update_user(key: str, body: UserUpdate, caller: CallerDep, store: StoreDep) 
 @router.delete("/user/{key}", status_code=204)
 def delete_user(key: str, caller: CallerDep, store: StoreDep) -> Response:
     """Delete a user and their sessions (Administrator); not oneself, not the last admin."""
-    require_admin(caller, _WRITE)
     with audited(store, caller, AuditAction.DELETE, AuditObjectType.USER, key=key) as w:
+        require_admin(caller, _WRITE)
         record = user_store.delete_user(w.conn, key, caller.key)
         w.target(record.key, record.name)
     return Response(status_code=204)

@@ -9,6 +9,9 @@ from pydantic import Field
 from catalog_nb.contract import AUDIT_PAGE_MAX, AuditAction, AuditObjectType, AuditOutcome
 from catalog_nb.server.schemas.common import Payload, Wire
 
+#: Largest integer the store's BIGINT columns (and OFFSET) take.
+INT64_MAX = 2**63 - 1
+
 
 class AuditSearch(Payload):
     """Body of ``POST /auditevent/search``; every criterion is optional and they are ANDed."""
@@ -18,9 +21,9 @@ class AuditSearch(Payload):
     object_type: AuditObjectType | None = None
     object_key: str | None = None
     outcome: AuditOutcome | None = None
-    from_time: int | None = Field(default=None, ge=0)
-    to_time: int | None = Field(default=None, ge=0)
-    from_: int = Field(default=0, ge=0, alias="from")
+    from_time: int | None = Field(default=None, ge=0, le=INT64_MAX)
+    to_time: int | None = Field(default=None, ge=0, le=INT64_MAX)
+    from_: int = Field(default=0, ge=0, le=INT64_MAX, alias="from")
     size: int = Field(default=100, ge=1, le=AUDIT_PAGE_MAX)
 
 

@@ -17,7 +17,7 @@ def _clean_name(value: str) -> str:
         raise ValueError("must not be empty or only white space")
     if len(value) > MAX_NAME_LENGTH:
         raise ValueError(f"must be at most {MAX_NAME_LENGTH} characters (got {len(value)})")
-    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in value):
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs") for ch in value):
         raise ValueError("must not contain control characters")
     return value
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from catalog_nb.contract import AccessLevel, DataAccessOption, MetadataAccessOption
 from catalog_nb.server.schemas.common import EntityOut, Name, Payload
 from catalog_nb.server.store.roles import GRANT_KINDS, RoleRecord
@@ -31,7 +33,7 @@ class RoleFields(Payload):
     default_role: bool | None = None
     metadata_access_option: MetadataAccessOption | None = None
     data_access_option: DataAccessOption | None = None
-    resource_read_access_level: str | None = None
+    resource_read_access_level: str | None = Field(default=None, max_length=64)
     job_template_creation_allowed: bool | None = None
     job_execution_allowed: bool | None = None
     virtual_folder_keys: list[str] | None = None

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from catalog_nb.contract import MIN_PASSWORD_LENGTH
+from catalog_nb.contract import MAX_NAME_LENGTH, MIN_PASSWORD_LENGTH
 from catalog_nb.server.schemas.common import EntityOut, Name, Payload, Wire
 from catalog_nb.server.store.users import UserRecord
 
@@ -22,36 +22,32 @@ _USER_READ_ONLY = frozenset(
 
 
 class LoginRequest(Payload):
-    username: str = Field(max_length=1024)
+    # No user name is longer; a longer one would not fit the audit trail or the throttle.
+    username: str = Field(max_length=MAX_NAME_LENGTH)
     password: str = Field(max_length=1024)
 
 
-class UserCreate(Payload):
+class _UserFields(Payload):
+    read_only = _USER_READ_ONLY
+
+    description: str | None = None
+    rich_description: str | None = None
+    attributes: dict[str, Any] | None = None
+    roles: list[Name] | None = None
+    prefilters_enabled: bool | None = None
+    password: Password | None = None
+
+
+class UserCreate(_UserFields):
     """Body of ``POST /user``: only ``name`` is required."""
 
-    read_only = _USER_READ_ONLY
-
     name: Name
-    description: str | None = None
-    rich_description: str | None = None
-    attributes: dict[str, Any] | None = None
-    roles: list[Name] | None = None
-    prefilters_enabled: bool | None = None
-    password: Password | None = None
 
 
-class UserUpdate(Payload):
+class UserUpdate(_UserFields):
     """Body of ``PUT /user/{key}``: properties absent from the body stay unchanged."""
 
-    read_only = _USER_READ_ONLY
-
     name: Name | None = None
-    description: str | None = None
-    rich_description: str | None = None
-    attributes: dict[str, Any] | None = None
-    roles: list[Name] | None = None
-    prefilters_enabled: bool | None = None
-    password: Password | None = None
 
 
 class MeUpdate(Payload):

@@ -12,7 +12,7 @@ from sqlalchemy import Connection, Table, delete, func, insert, select, update
 
 from catalog_nb.contract import AccessLevel, ErrorCode
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
-from catalog_nb.server.store.common import fold, new_key, now_ms, unique_name
+from catalog_nb.server.store.common import fold, lock_memberships, new_key, now_ms, unique_name
 from catalog_nb.server.store.schema import (
     data_sources,
     datasets,
@@ -255,6 +255,7 @@ def keeps_administrator(conn: Connection) -> Iterator[None]:
     administrator (a role update, a role removal, a deletion) is caught by the same rule. A store
     that had no administrator to begin with (a fresh one, being set up) is left alone.
     """
+    lock_memberships(conn)
     before = administrator_count(conn)
     yield
     if before and not administrator_count(conn):

@@ -40,10 +40,14 @@ def _times() -> list[Column[int]]:
     ]
 
 
+#: Case folding can triple a name's length ("ß" -> "ss", "ΐ" -> three code points).
+FOLD_LENGTH = 3 * MAX_NAME_LENGTH
+
+
 def _named() -> list[Column[str]]:
     return [
         Column("name", String(MAX_NAME_LENGTH), nullable=False),
-        Column("name_fold", String(MAX_NAME_LENGTH), nullable=False, unique=True),
+        Column("name_fold", String(FOLD_LENGTH), nullable=False, unique=True),
     ]
 
 
@@ -119,7 +123,7 @@ Index("ix_sessions_user", sessions.c.user_key)
 login_failures = Table(
     "login_failures",
     metadata,
-    Column("name_fold", String(MAX_NAME_LENGTH), primary_key=True),
+    Column("name_fold", String(FOLD_LENGTH), primary_key=True),
     Column("failures", Integer, nullable=False),
     Column("first_ms", BigInteger, nullable=False),
     Column("locked_until_ms", BigInteger),
@@ -134,7 +138,8 @@ audit_events = Table(
     Column("user_name", String(MAX_NAME_LENGTH)),
     Column("action", String(32), nullable=False),
     Column("object_type", String(32), nullable=False),
-    Column("object_key", String(KEY)),
+    # Text: a refused request may name any key (whatever was in the path), and is still recorded.
+    Column("object_key", Text),
     Column("object_name", Text),
     Column("outcome", String(16), nullable=False),
     Column("message", Text),

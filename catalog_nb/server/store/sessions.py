@@ -70,7 +70,9 @@ def resolve(
         )
     if now - row["last_seen_ms"] > policy.idle_ms or now - row["created_ms"] > policy.max_ms:
         raise Unauthorized("Your session has expired; log in again.", ErrorCode.SESSION_EXPIRED)
-    return str(row["user_key"]), now - row["last_seen_ms"] > TOUCH_INTERVAL_MS
+    # Refresh well within the idle timeout, even when that timeout is shorter than the interval.
+    refresh_after = min(TOUCH_INTERVAL_MS, policy.idle_ms // 4)
+    return str(row["user_key"]), now - row["last_seen_ms"] > refresh_after
 
 
 def touch(conn: Connection, token: str, now: int) -> None:

@@ -16,7 +16,7 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 from catalog_nb.contract import AccessLevel, ErrorCode
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
 from catalog_nb.server.store import roles as role_store
-from catalog_nb.server.store.common import fold, new_key, now_ms, unique_name
+from catalog_nb.server.store.common import fold, lock_memberships, new_key, now_ms, unique_name
 from catalog_nb.server.store.schema import user_roles, users
 
 #: User columns a create or update may set (store names).
@@ -139,6 +139,7 @@ def _link(conn: Connection, user_key: str, role_keys: Iterable[str], assigned_by
 
 
 def _unlink(conn: Connection, user_key: str, role_keys: Iterable[str]) -> None:
+    lock_memberships(conn)
     keys = list(role_keys)
     if keys:
         conn.execute(
