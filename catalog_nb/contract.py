@@ -26,6 +26,9 @@ USER_SEARCH_DEFAULT_LIMIT = 25
 USER_SEARCH_MAX_LIMIT = 1000
 #: Largest page of the audit trail (`size`).
 AUDIT_PAGE_MAX = 1000
+#: Default and largest `pageSize` of `GET /dataresource/metadata`; larger values are refused.
+METADATA_PAGE_DEFAULT = 100
+METADATA_PAGE_MAX = 1000
 
 
 def distribution_version() -> str:
@@ -74,6 +77,37 @@ class ResourceType(StrEnum):
     VIEW = "resource_type_view"
 
 
+class SourceType(StrEnum):
+    """Kind of data source: a folder of files, or a database reached through SQLAlchemy."""
+
+    FILE = "FILE"
+    SQL = "SQL"
+
+
+class JobType(StrEnum):
+    BROWSE = "BROWSE"
+    PROFILE = "PROFILE"
+    DISCOVER = "DISCOVER"
+
+
+class JobState(StrEnum):
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+
+class CustomPropertyType(StrEnum):
+    """Value type of a custom property; values of another type are refused (400)."""
+
+    STRING = "STRING"
+    INTEGER = "INTEGER"
+    NUMBER = "NUMBER"
+    BOOLEAN = "BOOLEAN"
+    DATE = "DATE"
+    STRING_LIST = "STRING_LIST"
+
+
 class AuditAction(StrEnum):
     LOGIN = "LOGIN"
     LOGOUT = "LOGOUT"
@@ -83,6 +117,7 @@ class AuditAction(StrEnum):
     ASSIGN_ROLE = "ASSIGN_ROLE"
     REMOVE_ROLE = "REMOVE_ROLE"
     SET_PASSWORD = "SET_PASSWORD"
+    RUN_JOB = "RUN_JOB"
 
 
 class AuditObjectType(StrEnum):
@@ -91,6 +126,11 @@ class AuditObjectType(StrEnum):
     ROLE = "ROLE"
     AUDIT_EVENT = "AUDIT_EVENT"
     DATA_SOURCE = "DATA_SOURCE"
+    DATA_RESOURCE = "DATA_RESOURCE"
+    CUSTOM_PROPERTY = "CUSTOM_PROPERTY"
+    VIRTUAL_FOLDER = "VIRTUAL_FOLDER"
+    DATASET = "DATASET"
+    JOB = "JOB"
 
 
 class AuditOutcome(StrEnum):
@@ -109,6 +149,11 @@ class ErrorCode(StrEnum):
     UNKNOWN_USER = "UNKNOWN_USER"
     UNKNOWN_REFERENCE = "UNKNOWN_REFERENCE"
     WEAK_PASSWORD = "WEAK_PASSWORD"
+    READ_ONLY_PROPERTY = "READ_ONLY_PROPERTY"
+    SOURCE_OUTSIDE_ROOTS = "SOURCE_OUTSIDE_ROOTS"
+    INVALID_SOURCE_URI = "INVALID_SOURCE_URI"
+    INVALID_FILTER = "INVALID_FILTER"
+    INVALID_PROPERTY_VALUE = "INVALID_PROPERTY_VALUE"
     # 401
     AUTHENTICATION_REQUIRED = "AUTHENTICATION_REQUIRED"
     SESSION_EXPIRED = "SESSION_EXPIRED"
@@ -122,6 +167,10 @@ class ErrorCode(StrEnum):
     DATA_SOURCE_NOT_FOUND = "DATA_SOURCE_NOT_FOUND"
     RESOURCE_NOT_FOUND = "RESOURCE_NOT_FOUND"
     AUDIT_EVENT_NOT_FOUND = "AUDIT_EVENT_NOT_FOUND"
+    JOB_NOT_FOUND = "JOB_NOT_FOUND"
+    VIRTUAL_FOLDER_NOT_FOUND = "VIRTUAL_FOLDER_NOT_FOUND"
+    DATASET_NOT_FOUND = "DATASET_NOT_FOUND"
+    CUSTOM_PROPERTY_NOT_FOUND = "CUSTOM_PROPERTY_NOT_FOUND"
     # 405
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     # 409

@@ -27,7 +27,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from catalog_nb.contract import API_PREFIX, ErrorCode, distribution_version
 from catalog_nb.server.bootstrap import bootstrap
 from catalog_nb.server.errors import ServiceError
-from catalog_nb.server.routes import audit, auth, roles, users
+from catalog_nb.server.routes import (
+    audit,
+    auth,
+    custom_properties,
+    folders,
+    jobs,
+    resources,
+    roles,
+    sources,
+    users,
+)
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
 
@@ -205,7 +215,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     install_error_handlers(app)
     # Order matters: the role paths and /user/_me must be matched before /user/{key}.
-    for router in (auth.router, roles.router, users.router, audit.router):
+    routers = (
+        auth.router, roles.router, users.router, audit.router, sources.router, jobs.router,
+        resources.router, custom_properties.router, folders.router,
+    )
+    for router in routers:
         app.include_router(router, prefix=API_PREFIX)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     return app

@@ -12,6 +12,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -161,6 +162,9 @@ data_sources = Table(
     *_times(),
 )
 
+# A data resource exists only because browsing or profiling found it. Its system-owned
+# properties are written by the service's own processing (store/ingest.py); people write only
+# description, rich_description, owner and custom property values.
 data_resources = Table(
     "data_resources",
     metadata,
@@ -169,9 +173,114 @@ data_resources = Table(
     Column("path", Text, nullable=False),
     Column("name", Text, nullable=False),
     Column("resource_type", String(64), nullable=False),
+    # The collection a partition file belongs to (members stay reachable by their own path).
+    Column("collection_key", String(KEY), ForeignKey("data_resources.key", ondelete="SET NULL")),
+    Column("file_format", String(32)),
+    Column("separator", String(8)),
+    Column("header", Boolean, nullable=False, default=False),
+    Column("header_row", Integer, nullable=False, default=0),
+    Column("encoding", String(32)),
+    Column("row_count", BigInteger),
+    Column("resource_size", BigInteger),
+    Column("field_count", Integer),
+    Column("partition_count", Integer, nullable=False, default=0),
+    # OK | ERROR (resourceState) and BROWSED | PROFILED | ERROR | MISSING (status).
+    Column("resource_state", String(16), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("error_msg", Text),
+    # StatusDetail list: one entry per processing stage (browse, profile, discover).
+    Column("detailed_status", JSON, nullable=False),
+    # Source-specific details: SQL keys and view definition, file reading warnings.
+    Column("extra", JSON, nullable=False),
+    Column("database_name", Text),
+    Column("data_schema_name", Text),
+    Column("table_name", Text),
+    Column("table_type", String(32)),
+    Column("time_of_resource_creation", BigInteger),
+    Column("time_of_resource_change", BigInteger),
+    Column("time_of_last_profile", BigInteger),
+    Column("time_of_last_refresh", BigInteger),
+    Column("description", Text),
+    Column("rich_description", Text),
+    Column("owner", String(MAX_NAME_LENGTH)),
     *_times(),
     UniqueConstraint("data_source_key", "path", name="uq_resource_path"),
 )
+Index("ix_resources_source", data_resources.c.data_source_key)
+Index("ix_resources_changed", data_resources.c.time_of_resource_change)
+
+resource_fields = Table(
+    "resource_fields",
+    metadata,
+    Column(
+        "resource_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("name", Text, primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("display_name", Text),
+    Column("description", Text),
+    Column("comment", Text),
+    Column("data_type", String(32), nullable=False),
+    Column("nullable", Boolean, nullable=False, default=True),
+    # {density, valueCount, distinctCount, min, max, mean, mostFrequent, patterns, ...}
+    Column("properties", JSON, nullable=False),
+    # The value sketch of profiling/sketch.py, for join and tag discovery.
+    Column("sketch", JSON),
+)
+
+# Definitions of custom properties; values live per resource in resource_custom_values.
+custom_properties = Table(
+    "custom_properties",
+    metadata,
+    _key(),
+    *_named(),
+    Column("display_name", Text),
+    Column("description", Text),
+    Column("type", String(32), nullable=False),
+    Column("facet_able", Boolean, nullable=False, default=False),
+    *_times(),
+)
+
+resource_custom_values = Table(
+    "resource_custom_values",
+    metadata,
+    Column(
+        "resource_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column(
+        "property_key", String(KEY), ForeignKey("custom_properties.key", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("value", JSON),
+)
+
+# Background jobs (browse, profile, discover) with persisted state, so a restart can tell what
+# was left unfinished.
+jobs = Table(
+    "jobs",
+    metadata,
+    _key(),
+    Column("job_type", String(16), nullable=False),
+    Column("data_source_key", String(KEY), ForeignKey("data_sources.key"), nullable=False),
+    Column("resource_path", Text),
+    # QUEUED | RUNNING | SUCCEEDED | FAILED
+    Column("state", String(16), nullable=False),
+    Column("progress", Float, nullable=False, default=0.0),
+    Column("total", Integer),
+    Column("done", Integer, nullable=False, default=0),
+    # {created, updated, unchanged, skipped, errors}
+    Column("counts", JSON, nullable=False),
+    # [{path, message}] of resources that could not be processed
+    Column("errors", JSON, nullable=False),
+    Column("message", Text),
+    Column("requested_by", String(MAX_NAME_LENGTH)),
+    Column("started_ms", BigInteger),
+    Column("finished_ms", BigInteger),
+    *_times(),
+)
+Index("ix_jobs_state", jobs.c.state)
 
 tag_domains = Table(
     "tag_domains",

@@ -1,0 +1,7 @@
+"""jobs routes (being built)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["jobs"])

@@ -1,0 +1,7 @@
+"""sources routes (being built)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["sources"])

@@ -1,0 +1,256 @@
+"""Writing what browsing and profiling found: the only way data resources come into existence.
+
+Browsing upserts one row per resource with the cheap facts (path, type, format, size, times);
+profiling completes it with rows, fields and statistics. What people wrote (description, rich
+description, owner, custom property values, field descriptions) survives both. Resources that a
+new browse no longer finds are kept, marked ``status = MISSING``, so their annotations are not
+lost when a file is moved back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, delete, insert, select, update
+
+from catalog_nb.contract import ResourceType
+from catalog_nb.server.profiling.model import ResourceProfile, ResourceState
+from catalog_nb.server.store.common import new_key, now_ms
+from catalog_nb.server.store.schema import data_resources, resource_fields
+
+#: ``status`` of a resource: what processing last did to it.
+BROWSED, PROFILED, ERROR, MISSING = "BROWSED", "PROFILED", "ERROR", "MISSING"
+
+
+@dataclass
+class Outcome:
+    """What one upsert did: the resource key and whether it was created."""
+
+    key: str
+    created: bool
+
+
+def _base_values(profile: ResourceProfile) -> dict[str, Any]:
+    extra = dict(profile.extra)
+    values: dict[str, Any] = {
+        "name": profile.name,
+        "resource_type": profile.resource_type,
+        "file_format": profile.file_format,
+        "separator": profile.separator,
+        "header": bool(profile.header),
+        "header_row": int(profile.header_row or 0),
+        "encoding": profile.encoding,
+        "resource_size": profile.resource_size,
+        "partition_count": int(profile.partition_count or 0),
+        "time_of_resource_creation": profile.created_ms,
+        "time_of_resource_change": profile.modified_ms,
+        "database_name": extra.get("databaseName"),
+        "data_schema_name": extra.get("dataSchemaName"),
+        "table_name": extra.get("tableName"),
+        "table_type": extra.get("tableType"),
+        "extra": extra,
+    }
+    return values
+
+
+def _stage(
+    current: list[dict[str, Any]], stage: str, status: str, error: str | None, run_id: str | None,
+    started: int, ended: int, sampled: int | None,
+) -> list[dict[str, Any]]:
+    kept = [d for d in current if d.get("stageName") != stage]
+    kept.append(
+        {
+            "stageName": stage,
+            "status": status,
+            "errorMsg": error,
+            "runId": run_id,
+            "workflowId": None,
+            "startTime": started,
+            "endTime": ended,
+            "numberSampledRows": sampled,
+            "lastPartitionProfile": False,
+        }
+    )
+    return sorted(kept, key=lambda d: str(d["stageName"]))
+
+
+def find(conn: Connection, source_key: str, path: str) -> dict[str, Any] | None:
+    """The stored row of the resource at ``path`` in a source, or None."""
+    row = conn.execute(
+        select(data_resources).where(
+            data_resources.c.data_source_key == source_key, data_resources.c.path == path
+        )
+    ).mappings().first()
+    return dict(row) if row else None
+
+
+def _upsert(
+    conn: Connection, source_key: str, path: str, values: dict[str, Any],
+    collection_key: str | None = None,
+) -> Outcome:
+    now = now_ms()
+    current = find(conn, source_key, path)
+    if current is None:
+        key = new_key()
+        row = {
+            "key": key,
+            "data_source_key": source_key,
+            "path": path,
+            "collection_key": collection_key,
+            "detailed_status": [],
+            "created_ms": now,
+            "changed_ms": now,
+            **values,
+        }
+        conn.execute(insert(data_resources).values(**row))
+        return Outcome(key, True)
+    changes = {**values, "changed_ms": now}
+    if collection_key is not None:
+        changes["collection_key"] = collection_key
+    query = update(data_resources).where(data_resources.c.key == current["key"])
+    conn.execute(query.values(**changes))
+    return Outcome(str(current["key"]), False)
+
+
+def record_browsed(
+    conn: Connection, source_key: str, profile: ResourceProfile, run_id: str | None = None,
+    collection_key: str | None = None,
+) -> Outcome:
+    """Create or refresh a resource from a browse result; profiled facts stay as they were."""
+    now = now_ms()
+    current = find(conn, source_key, profile.path)
+    values = _base_values(profile)
+    values["time_of_last_refresh"] = now
+    stages = list(current["detailed_status"]) if current else []
+    values["detailed_status"] = _stage(stages, "browse", "SUCCEEDED", None, run_id, now, now, None)
+    if current is None or current["status"] == MISSING:
+        profiled = current is not None and current["time_of_last_profile"]
+        values["status"] = PROFILED if profiled else BROWSED
+        values["resource_state"] = ResourceState.OK.value
+        values["error_msg"] = None
+    if current is not None and current["time_of_last_profile"]:
+        # A profiled resource keeps what profiling learned about its content until re-profiled.
+        for column in ("separator", "header", "header_row", "encoding", "extra"):
+            values.pop(column, None)
+    outcome = _upsert(conn, source_key, profile.path, values, collection_key)
+    for member in profile.members:
+        if member == profile.path:
+            continue
+        member_profile = ResourceProfile(
+            path=member, name=member.rsplit("/", 1)[-1], resource_type=ResourceType.FILE.value,
+            file_format=profile.file_format,
+        )
+        member_row = find(conn, source_key, member)
+        member_values = _base_values(member_profile)
+        for column in ("resource_size", "time_of_resource_creation", "time_of_resource_change"):
+            member_values.pop(column)
+        member_values["time_of_last_refresh"] = now
+        if member_row is None:
+            member_values.update(status=BROWSED, resource_state=ResourceState.OK.value)
+        _upsert(conn, source_key, member, member_values, outcome.key)
+    return outcome
+
+
+def is_unchanged(conn: Connection, source_key: str, profile: ResourceProfile) -> bool:
+    """Whether a profiled resource's size and modification time are those of ``profile``.
+
+    Profiling such a resource again would learn nothing, so jobs skip it. Resources without a
+    size or time (SQL tables) always count as changed.
+    """
+    current = find(conn, source_key, profile.path)
+    return bool(
+        current
+        and current["status"] == PROFILED
+        and profile.resource_size is not None
+        and profile.modified_ms is not None
+        and current["resource_size"] == profile.resource_size
+        and current["time_of_resource_change"] == profile.modified_ms
+    )
+
+
+def record_profile(
+    conn: Connection, source_key: str, profile: ResourceProfile, run_id: str | None = None,
+    started_ms: int | None = None,
+) -> Outcome:
+    """Write a profile: system properties and fields (people's field descriptions survive)."""
+    now = now_ms()
+    current = find(conn, source_key, profile.path)
+    failed = profile.state == ResourceState.ERROR.value
+    values = _base_values(profile)
+    stages = list(current["detailed_status"]) if current else []
+    sampled = max(
+        (int(f.properties.get("sampleSize") or 0) for f in profile.fields), default=None
+    )
+    values.update(
+        resource_state=profile.state,
+        status=ERROR if failed else PROFILED,
+        error_msg=profile.error_msg,
+        detailed_status=_stage(
+            stages, "profile", "FAILED" if failed else "SUCCEEDED", profile.error_msg, run_id,
+            started_ms or now, now, sampled,
+        ),
+        time_of_last_refresh=now,
+    )
+    if not failed:
+        values.update(
+            row_count=profile.row_count,
+            field_count=profile.field_count if profile.field_count is not None
+            else len(profile.fields),
+            time_of_last_profile=now,
+        )
+    outcome = _upsert(conn, source_key, profile.path, values)
+    if not failed:
+        _replace_fields(conn, outcome.key, profile)
+    return outcome
+
+
+def _replace_fields(conn: Connection, resource_key: str, profile: ResourceProfile) -> None:
+    people = {
+        row["name"]: dict(row)
+        for row in conn.execute(
+            select(
+                resource_fields.c.name, resource_fields.c.display_name,
+                resource_fields.c.description, resource_fields.c.comment,
+            ).where(resource_fields.c.resource_key == resource_key)
+        ).mappings()
+    }
+    conn.execute(delete(resource_fields).where(resource_fields.c.resource_key == resource_key))
+    rows = []
+    for position, fp in enumerate(profile.fields):
+        kept = people.get(fp.name, {})
+        rows.append(
+            {
+                "resource_key": resource_key,
+                "name": fp.name,
+                "position": position,
+                "display_name": kept.get("display_name"),
+                "description": kept.get("description"),
+                "comment": kept.get("comment"),
+                "data_type": str(fp.data_type),
+                "nullable": bool(fp.nullable),
+                "properties": dict(fp.properties),
+                "sketch": fp.sketch.to_dict() if fp.sketch is not None else None,
+            }
+        )
+    if rows:
+        conn.execute(insert(resource_fields), rows)
+
+
+def mark_missing(conn: Connection, source_key: str, seen: Iterable[str]) -> int:
+    """Mark the source's resources that a full browse did not find; returns how many."""
+    found = set(seen)
+    stored = conn.execute(
+        select(data_resources.c.key, data_resources.c.path, data_resources.c.status).where(
+            data_resources.c.data_source_key == source_key
+        )
+    ).all()
+    gone = [key for key, path, status in stored if path not in found and status != MISSING]
+    if gone:
+        conn.execute(
+            update(data_resources)
+            .where(data_resources.c.key.in_(gone))
+            .values(status=MISSING, changed_ms=now_ms())
+        )
+    return len(gone)
