@@ -6,6 +6,8 @@ Examples::
     catalog-nb user create ana --role Analyst --email ana@example.org
     echo 'a-long-password' | catalog-nb user set-password ana --password-stdin
     catalog-nb user list
+    catalog-nb profile demo_files              # browse + profile a data source, with progress
+    catalog-nb profile demo_sql sales --browse-only
     catalog-nb demo
 """
 
@@ -137,6 +139,70 @@ def cmd_user_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_profile(args: argparse.Namespace) -> int:
+    """Browse and profile a data source in this process, with the service's job code."""
+    from tqdm import tqdm
+
+    from catalog_nb.contract import AuditAction, AuditObjectType, JobState, JobType
+    from catalog_nb.server.auditing import audited
+    from catalog_nb.server.errors import ServiceError
+    from catalog_nb.server.jobs import heartbeat, run_job
+    from catalog_nb.server.store import jobs as job_store
+    from catalog_nb.server.store import sources as source_store
+
+    settings = _settings(args)
+    if args.sample_rows is not None:
+        settings = settings.model_copy(update={"profile_sample_rows": args.sample_rows})
+    if args.browse_only and args.path:
+        raise SystemExit("error: PATH limits profiling; --browse-only always reads the whole "
+                         "data source.")
+    store = _open_store(args)
+    job_type = JobType.BROWSE if args.browse_only else JobType.PROFILE
+    try:
+        with store.read() as conn:
+            source = source_store.find_source(conn, args.source)
+            if source is None:
+                source = source_store.get_source_by_name(conn, args.source)
+        label = f"{job_type.value} {source['name']}"
+        with audited(store, None, AuditAction.RUN_JOB, AuditObjectType.JOB, name=label,
+                     actor_name=_actor()) as w:
+            job = job_store.create(w.conn, job_type.value, source["key"], args.path, _actor())
+            w.target(job["key"], label)
+    except ServiceError as exc:
+        raise SystemExit(f"error: {exc.message}") from exc
+    bar = tqdm(desc=str(source["name"]), unit="resource", disable=True if args.quiet else None,
+               file=sys.stderr)
+
+    def progress(_key: str, done: int, total: int | None, path: str | None) -> None:
+        if total is not None and bar.total != total:
+            bar.total = total
+        bar.n = done
+        bar.set_postfix_str((path or "")[-40:], refresh=False)
+        bar.refresh()
+
+    try:
+        with heartbeat(store, job["key"], settings.job_heartbeat_seconds):
+            final = run_job(store, settings, job["key"], enforce_roots=bool(settings.data_roots),
+                            on_progress=progress)
+    except KeyboardInterrupt:
+        with store.write() as conn:
+            job_store.finish(conn, job["key"], JobState.FAILED,
+                             "Interrupted from the command line.")
+        bar.close()
+        print("Interrupted; the job is marked FAILED.", file=sys.stderr)
+        return 130
+    bar.close()
+    if final is None:
+        raise SystemExit("error: the job was taken by another worker.")
+    print(f"{final['state']}: {final['message']}")
+    for error in (final["errors"] or [])[:20]:
+        print(f"  {error.get('path')}: {error.get('message')}")
+    if len(final["errors"] or []) > 20:
+        print(f"  ... and {len(final['errors']) - 20} more")
+    print(f"job {final['key']}")
+    return 0 if final["state"] == JobState.SUCCEEDED.value else 1
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from catalog_nb.demo.run import run_demo
 
@@ -184,6 +250,22 @@ def build_parser() -> argparse.ArgumentParser:
     listing = user_sub.add_parser("list", help="list users")
     _store_options(listing)
     listing.set_defaults(func=cmd_user_list)
+
+    profile = sub.add_parser(
+        "profile", help="browse and profile a data source now, in this process",
+        description="Browse a data source (by name or key) and profile its resources, or only "
+        "those at/under PATH, with the service's own job code; the job is recorded in the store "
+        "like one started through POST /job. Exits 1 when the job fails.",
+    )
+    profile.add_argument("source", help="data source name (or key)")
+    profile.add_argument("path", nargs="?", help="profile only the resource at or under PATH")
+    profile.add_argument("--browse-only", action="store_true",
+                         help="find resources and record cheap facts, do not read the data")
+    profile.add_argument("--sample-rows", type=int, default=None,
+                         help="rows per resource for the sample-based statistics")
+    profile.add_argument("--quiet", action="store_true", help="no progress bar")
+    _store_options(profile)
+    profile.set_defaults(func=cmd_profile)
 
     demo = sub.add_parser("demo", help="start the embedded demo catalog and show it working")
     demo.add_argument("--data-dir", default=str(DEMO_DIR))

@@ -20,6 +20,8 @@ from catalog_nb.client.errors import (
     CatalogTimeoutError,
     ConfigurationError,
     ConflictError,
+    JobFailedError,
+    JobTimeoutError,
     NotFoundError,
     PayloadTooLargeError,
     PermissionDeniedError,
@@ -27,6 +29,7 @@ from catalog_nb.client.errors import (
     ServerError,
     TruncatedResultWarning,
 )
+from catalog_nb.client.resource_view import Resource
 
 __all__ = [
     "AuthenticationError",
@@ -37,10 +40,13 @@ __all__ = [
     "CatalogTimeoutError",
     "ConfigurationError",
     "ConflictError",
+    "JobFailedError",
+    "JobTimeoutError",
     "NotFoundError",
     "PayloadTooLargeError",
     "PermissionDeniedError",
     "RateLimitedError",
+    "Resource",
     "ServerError",
     "TruncatedResultWarning",
     "connect",

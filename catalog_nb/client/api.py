@@ -2,7 +2,9 @@
 
 Reach it as ``cat.api``. It is for people who want the JSON, and for endpoints the
 :class:`~catalog_nb.client.catalog.Catalog` facade does not cover yet (``cat.api.get(...)``).
-Path parameters are URL-quoted here; bodies use the service's camelCase field names.
+Path parameters are URL-quoted here; bodies use the service's camelCase field names. The calls
+of the resource families (data sources, jobs, data resources, custom properties, virtual
+folders, data sets) live in :mod:`catalog_nb.client.api_resources`.
 
 Example::
 
@@ -17,6 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from catalog_nb import contract
+from catalog_nb.client.api_resources import ResourcesApi
 from catalog_nb.client.http import HttpSession, Timeout
 
 __all__ = ["CatalogApi"]
@@ -29,8 +32,12 @@ def _seg(value: str) -> str:
     return quote(str(value), safe="")
 
 
-class CatalogApi:
-    """One method per endpoint of ``/api/v2``; every call goes through :class:`HttpSession`."""
+class CatalogApi(ResourcesApi):
+    """One method per endpoint of ``/api/v2``; every call goes through :class:`HttpSession`.
+
+    The data source, job, data resource, custom property, virtual folder and data set calls
+    come from :class:`~catalog_nb.client.api_resources.ResourcesApi`.
+    """
 
     def __init__(self, http: HttpSession) -> None:
         self.http = http

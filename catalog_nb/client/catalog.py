@@ -7,6 +7,9 @@ Example::
     with catalog_nb.connect("http://127.0.0.1:8765", "admin", password) as cat:
         users = cat.users()
         cat.audit_events(action="LOGIN", outcome="FAILURE")
+        cat.profile("demo_files")
+        cat.resources("demo_files", type="file")
+        cat.fields("demo_files", "crm/customers.csv")
 
 Frame methods return pandas DataFrames with declared columns and nullable dtypes; each has a raw
 form (``as_frame=False`` or the :attr:`Catalog.api` layer) that returns the service's JSON.
@@ -23,6 +26,7 @@ from catalog_nb.client.api import CatalogApi
 from catalog_nb.client.audit import AuditMixin
 from catalog_nb.client.config import resolve
 from catalog_nb.client.errors import CatalogError
+from catalog_nb.client.folders import FoldersMixin
 from catalog_nb.client.http import (
     DEFAULT_BACKOFF,
     DEFAULT_RETRIES,
@@ -30,7 +34,11 @@ from catalog_nb.client.http import (
     HttpSession,
     Timeout,
 )
+from catalog_nb.client.jobs import JobsMixin
+from catalog_nb.client.properties import CustomPropertiesMixin
+from catalog_nb.client.resources import ResourcesMixin
 from catalog_nb.client.roles import RolesMixin
+from catalog_nb.client.sources import SourcesMixin
 from catalog_nb.client.users import UsersMixin
 
 __all__ = ["Catalog", "connect"]
@@ -38,8 +46,24 @@ __all__ = ["Catalog", "connect"]
 log = logging.getLogger(__name__)
 
 
-class Catalog(UsersMixin, RolesMixin, AuditMixin):
+class Catalog(
+    UsersMixin,
+    RolesMixin,
+    AuditMixin,
+    SourcesMixin,
+    JobsMixin,
+    ResourcesMixin,
+    CustomPropertiesMixin,
+    FoldersMixin,
+):
     """A logged-in connection to one catalog service. Make one with :func:`connect`.
+
+    Families: users and roles (:mod:`~catalog_nb.client.users`, :mod:`~catalog_nb.client.roles`),
+    the audit trail (:mod:`~catalog_nb.client.audit`), data sources
+    (:mod:`~catalog_nb.client.sources`), browse/profile jobs (:mod:`~catalog_nb.client.jobs`),
+    data resources and their fields (:mod:`~catalog_nb.client.resources`), custom property
+    definitions (:mod:`~catalog_nb.client.properties`), virtual folders and data sets
+    (:mod:`~catalog_nb.client.folders`).
 
     Attributes:
         api: the raw layer (:class:`~catalog_nb.client.api.CatalogApi`), one method per

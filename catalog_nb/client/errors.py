@@ -7,6 +7,7 @@ catches them all; the subclasses say what went wrong::
     ├── ConfigurationError           (also a ValueError) no URL / no credentials / bad URL
     ├── CatalogConnectionError       no response at all: refused, DNS, reset, TLS
     │   └── CatalogTimeoutError      connect or read timeout
+    │       └── JobTimeoutError      a job did not end in time (it keeps running on the service)
     ├── BadRequestError              400  parameters or payload wrong (``details`` lists them)
     ├── AuthenticationError          401  not logged in, session expired, wrong credentials
     ├── PermissionDeniedError        403  logged in but not allowed
@@ -14,7 +15,8 @@ catches them all; the subclasses say what went wrong::
     ├── ConflictError                409  a catalog rule refuses the change (duplicate name, ...)
     ├── PayloadTooLargeError         413  request body too large
     ├── RateLimitedError             429  too many requests (``retry_after`` in seconds)
-    └── ServerError                  5xx  the service failed
+    ├── ServerError                  5xx  the service failed
+    └── JobFailedError               a browse/profile job ended FAILED (``job`` holds it)
 
 Other unexpected statuses (405, 415, ...) raise the base :class:`CatalogError`.
 
@@ -45,6 +47,8 @@ __all__ = [
     "CatalogTimeoutError",
     "ConfigurationError",
     "ConflictError",
+    "JobFailedError",
+    "JobTimeoutError",
     "NotFoundError",
     "PayloadTooLargeError",
     "PermissionDeniedError",
@@ -161,6 +165,33 @@ class ServerError(CatalogError):
     """5xx: the service failed to produce an answer."""
 
     default_status = 500
+
+
+class JobFailedError(CatalogError):
+    """A browse or profile job ended ``FAILED``; ``job`` is the job's JSON, ``message`` its reason.
+
+    Example::
+
+        try:
+            cat.profile("warehouse")
+        except JobFailedError as exc:
+            print(exc.job["key"], exc.message)
+    """
+
+    def __init__(self, message: str, *, job: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.job: dict[str, Any] = dict(job or {})
+
+
+class JobTimeoutError(CatalogTimeoutError):
+    """Waiting for a job took longer than the ``timeout`` given; the job goes on on the service.
+
+    ``job`` is the job's JSON as last seen; follow it with ``cat.job(exc.job["key"])``.
+    """
+
+    def __init__(self, message: str, *, job: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.job: dict[str, Any] = dict(job or {})
 
 
 class TruncatedResultWarning(UserWarning):

@@ -7,32 +7,45 @@ writes ``sql/sales.sqlite3`` and ``sql/hr.sqlite3`` plus an empty main database
     sqlite:////abs/lake/sql/company.sqlite3?attach=sales:sales.sqlite3&attach=hr:hr.sqlite3
 
 ``attach=<schema>:<file>`` may repeat; a relative file resolves against the main database's
-folder. pysqlite would reject the unknown ``attach`` argument, so such a URL must be opened with
-``sqlite_engine_with_schemas``, which strips it and ATTACHes each file on every new connection
-(a ``connect`` event); SQLAlchemy's inspector then lists ``main``, ``sales`` and ``hr``.
+folder. The URL handling lives in ``catalog_nb.server.profiling.connect`` (the catalog service
+opens such sources with it); ``split_attachments``, ``sqlite_url`` and
+``sqlite_engine_with_schemas`` are re-exported here for the demo and its users.
 
 Foreign keys and views stay inside their schema, because SQLite refuses cross-database ones.
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import create_engine, event
-from sqlalchemy.engine import URL, Engine, make_url
 
 from catalog_nb.demo.lake_data import Company
 from catalog_nb.demo.truth import ViewTruth
+from catalog_nb.server.profiling.connect import (
+    ATTACH_PARAM,
+    split_attachments,
+    sqlite_engine_with_schemas,
+    sqlite_url,
+)
 
-ATTACH_PARAM = "attach"
+__all__ = [
+    "ATTACH_PARAM",
+    "MAIN_DB",
+    "SCHEMA_FILES",
+    "TABLE_KEYS",
+    "VIEWS",
+    "read_sql_resources",
+    "split_attachments",
+    "sqlite_engine_with_schemas",
+    "sqlite_url",
+    "write_databases",
+]
+
 MAIN_DB = "company.sqlite3"
 SCHEMA_FILES: dict[str, str] = {"sales": "sales.sqlite3", "hr": "hr.sqlite3"}
-_SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 SALES_DDL = """
 CREATE TABLE customers (
@@ -228,56 +241,6 @@ def write_databases(folder: Path, company: Company) -> dict[str, Path]:
         conn.execute("PRAGMA user_version = 1")  # gives the empty main database its header
     conn.close()
     return written
-
-
-def sqlite_url(main: Path, schemas: Mapping[str, str | Path]) -> str:
-    """The data source URL of ``main`` with ``schemas`` attached (schema name -> file)."""
-    url = URL.create("sqlite", database=str(main)).update_query_pairs(
-        [(ATTACH_PARAM, f"{name}:{path}") for name, path in schemas.items()])
-    return url.render_as_string(hide_password=False)
-
-
-def split_attachments(url: str | URL) -> tuple[URL, dict[str, Path]]:
-    """The URL without its ``attach`` parameters, and the schema -> file mapping they named."""
-    parsed = make_url(url)
-    raw = parsed.query.get(ATTACH_PARAM, ())
-    specs = (raw,) if isinstance(raw, str) else tuple(raw)
-    if specs and parsed.get_backend_name() != "sqlite":
-        raise ValueError("the attach parameter is only understood for sqlite URLs")
-    database = parsed.database
-    base = Path(database).parent if database and database != ":memory:" else Path.cwd()
-    attached: dict[str, Path] = {}
-    for spec in specs:
-        name, sep, file = spec.partition(":")
-        if not sep or not file or not _SCHEMA_NAME.match(name):
-            raise ValueError(f"attach={spec!r}: expected <schema>:<file>")
-        if name.lower() in ("main", "temp") or name in attached:
-            raise ValueError(f"attach={spec!r}: schema name {name!r} is reserved or repeated")
-        attached[name] = (base / file) if not Path(file).is_absolute() else Path(file)
-    return parsed.difference_update_query([ATTACH_PARAM]), attached
-
-
-def sqlite_engine_with_schemas(url: str | URL, schemas: Mapping[str, str | Path] | None = None,
-                               **engine_options: Any) -> Engine:
-    """An engine for ``url`` that ATTACHes the URL's ``attach`` files (and ``schemas``).
-
-    Any URL without ``attach`` works too (it is just ``create_engine``). A missing schema file
-    raises ``FileNotFoundError`` on connect instead of letting SQLite create an empty one.
-    """
-    clean, attached = split_attachments(url)
-    attached.update({name: Path(path) for name, path in (schemas or {}).items()})
-    engine = create_engine(clean, **engine_options)
-    if not attached:
-        return engine
-
-    @event.listens_for(engine, "connect")
-    def _attach(dbapi_connection: Any, _record: Any) -> None:
-        for name, path in attached.items():
-            if not path.is_file():
-                raise FileNotFoundError(f"schema {name!r}: no SQLite database at {path}")
-            dbapi_connection.execute(f'ATTACH DATABASE ? AS "{name}"', (str(path),))
-
-    return engine
 
 
 def read_sql_resources(folder: Path) -> dict[str, pd.DataFrame]:

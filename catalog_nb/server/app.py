@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from catalog_nb.contract import API_PREFIX, ErrorCode, distribution_version
 from catalog_nb.server.bootstrap import bootstrap
 from catalog_nb.server.errors import ServiceError
+from catalog_nb.server.jobs import JobRunner
 from catalog_nb.server.routes import (
     audit,
     auth,
@@ -199,9 +200,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         with store.write() as conn:
             bootstrap(conn, settings)
         app.state.store = store
+        # Jobs left RUNNING by a stopped process fail, QUEUED ones run (server/jobs.py).
+        runner = JobRunner(store, settings).start()
+        app.state.jobs = runner
         try:
             yield
         finally:
+            runner.stop()
             store.dispose()
 
     app = FastAPI(

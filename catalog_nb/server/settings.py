@@ -45,6 +45,20 @@ class Settings(BaseSettings):
         description="Folders FILE data sources may lie under (os.pathsep-separated in the env).",
     )
     build: str = Field(default="local", description="Build identifier reported by /version.")
+    job_workers: int = Field(
+        default=1, ge=1, le=32, description="Background threads that run browse/profile jobs."
+    )
+    profile_sample_rows: int = Field(
+        default=100_000, ge=100,
+        description="Rows per resource that the sample-based statistics read (counts see all).",
+    )
+    job_heartbeat_seconds: float = Field(
+        default=5.0, gt=0, description="How often a running job proves its worker is alive."
+    )
+    job_stale_seconds: float = Field(
+        default=60.0, gt=0,
+        description="A RUNNING job silent this long was left by a stopped process: FAILED.",
+    )
 
     @field_validator("data_roots", mode="before")
     @classmethod

@@ -15,7 +15,8 @@ import pytest
 from sqlalchemy import insert
 
 from catalog_nb.contract import ErrorCode
-from catalog_nb.server.store import schema
+from catalog_nb.server.profiling import ResourceProfile
+from catalog_nb.server.store import ingest, schema
 from tests.conftest import Http, Server
 from tests.server.helpers import PASSWORD, assert_error, create_role, create_user
 
@@ -51,12 +52,11 @@ def _insert_lake(server: Server, source: str, hidden: str) -> tuple[str, str, st
             conn.execute(insert(schema.data_sources).values(
                 key=key, name=name, name_fold=name.casefold(), source_type="FILE",
                 uri=f"/data/{name}", include_patterns=[], exclude_patterns=[], **times))
+        # Resources come into existence the way browsing records them.
         for owner in (source_key, hidden_key):
-            conn.execute(insert(schema.data_resources), [
-                {"key": _key(), "data_source_key": owner, "path": path,
-                 "name": path.rsplit("/", 1)[-1], "resource_type": "resource_type_file", **times}
-                for path in PATHS
-            ])
+            for path in PATHS:
+                found = ResourceProfile(path=path, name=path.rsplit("/", 1)[-1])
+                ingest.record_browsed(conn, owner, found)
         conn.execute(insert(schema.virtual_folders).values(
             key=folder_key, name=f"sales-{folder_key[:8]}", name_fold=f"sales-{folder_key[:8]}",
             data_source_key=source_key, parent_key=None,

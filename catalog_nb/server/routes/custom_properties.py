@@ -1,7 +1,70 @@
-"""custom_properties routes (being built)."""
+"""Custom property definitions: read (anyone), create and change (Administrator); no delete."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-router = APIRouter(tags=["custom_properties"])
+from catalog_nb.contract import AuditAction, AuditObjectType, ErrorCode
+from catalog_nb.server.auditing import audited
+from catalog_nb.server.deps import CallerDep, StoreDep
+from catalog_nb.server.errors import BadRequest
+from catalog_nb.server.schemas.custom_properties import (
+    CustomPropertyCreate,
+    CustomPropertyOut,
+    CustomPropertyUpdate,
+    custom_property_out,
+)
+from catalog_nb.server.security import require_admin
+from catalog_nb.server.store import custom_properties as property_store
+
+router = APIRouter(tags=["custom properties"])
+
+_WRITE = "Defining custom properties"
+
+
+@router.get("/customproperty", response_model=list[CustomPropertyOut],
+            response_model_by_alias=True)
+def list_properties(caller: CallerDep, store: StoreDep) -> list[CustomPropertyOut]:
+    """Every custom property definition, by name."""
+    with store.read() as conn:
+        return [custom_property_out(r) for r in property_store.list_all(conn)]
+
+
+@router.post("/customproperty", status_code=201, response_model=CustomPropertyOut,
+             response_model_by_alias=True)
+def create_property(
+    body: CustomPropertyCreate, caller: CallerDep, store: StoreDep
+) -> CustomPropertyOut:
+    """Define a custom property (Administrator); 409 when the name is taken."""
+    with audited(store, caller, AuditAction.CREATE, AuditObjectType.CUSTOM_PROPERTY,
+                 name=body.name) as w:
+        require_admin(caller, _WRITE)
+        row = property_store.create(w.conn, body.values())
+        w.target(row["key"], row["name"])
+    return custom_property_out(row)
+
+
+@router.get("/customproperty/{key}", response_model=CustomPropertyOut,
+            response_model_by_alias=True)
+def get_property(key: str, caller: CallerDep, store: StoreDep) -> CustomPropertyOut:
+    """The definition with this key."""
+    with store.read() as conn:
+        return custom_property_out(property_store.get(conn, key))
+
+
+@router.put("/customproperty/{key}", response_model=CustomPropertyOut,
+            response_model_by_alias=True)
+def update_property(
+    key: str, body: CustomPropertyUpdate, caller: CallerDep, store: StoreDep
+) -> CustomPropertyOut:
+    """Change a definition (Administrator); a type change must fit the stored values (409)."""
+    with audited(store, caller, AuditAction.UPDATE, AuditObjectType.CUSTOM_PROPERTY,
+                 key=key) as w:
+        require_admin(caller, _WRITE)
+        nulls = body.null_required()
+        if nulls:
+            raise BadRequest(f"These properties cannot be null: {', '.join(nulls)}.",
+                             ErrorCode.INVALID_PAYLOAD)
+        row = property_store.update_definition(w.conn, key, body.values())
+        w.target(row["key"], row["name"])
+    return custom_property_out(row)

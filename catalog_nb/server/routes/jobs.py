@@ -1,7 +1,118 @@
-"""jobs routes (being built)."""
+"""Jobs: browse or profile a data source in the background, and follow their progress.
+
+``POST /job`` needs an Administrator, or a role that both has ``jobExecutionAllowed`` and sees the
+source. A data source the caller may not see answers 404, whatever else is wrong. DISCOVER jobs
+are refused (400) until discovery exists. An unknown ``resourcePath`` is not checked here (that
+needs a browse): the job FAILS with "There is no resource at ...".
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+
+from catalog_nb.contract import (
+    AccessLevel,
+    AuditAction,
+    AuditObjectType,
+    ErrorCode,
+    JobState,
+    JobType,
+)
+from catalog_nb.server.auditing import audited
+from catalog_nb.server.deps import CallerDep, StoreDep
+from catalog_nb.server.errors import BadRequest, Forbidden, NotFound
+from catalog_nb.server.jobs import JobRunner
+from catalog_nb.server.schemas.jobs import JobCreate, JobOut, job_out
+from catalog_nb.server.security import Caller, sees_every_source, sees_source
+from catalog_nb.server.store import jobs as job_store
+from catalog_nb.server.store import sources as source_store
 
 router = APIRouter(tags=["jobs"])
+
+#: Default and largest ``limit`` of ``GET /job``.
+JOB_LIST_DEFAULT = 100
+JOB_LIST_MAX = 1000
+
+
+def may_run_jobs(caller: Caller, source_key: str) -> bool:
+    """Administrators, and roles that may run jobs and see the source."""
+    return caller.at_least(AccessLevel.ADMINISTRATOR) or any(
+        role.job_execution_allowed and sees_source([role], source_key) for role in caller.roles
+    )
+
+
+def _source_not_found(key: str) -> NotFound:
+    return NotFound(f"There is no data source with key '{key}'.", ErrorCode.DATA_SOURCE_NOT_FOUND)
+
+
+@router.post("/job", status_code=201, response_model=JobOut, response_model_by_alias=True)
+def create_job(body: JobCreate, request: Request, caller: CallerDep, store: StoreDep) -> JobOut:
+    """Queue a BROWSE or PROFILE job of a data source; it runs in the background."""
+    source_key = body.data_source_key
+    with audited(store, caller, AuditAction.RUN_JOB, AuditObjectType.JOB,
+                 name=f"{body.job_type.value} {source_key}") as w:
+        if body.job_type is JobType.DISCOVER:
+            raise BadRequest(
+                "DISCOVER jobs are not available yet: discovery (tag suggestions, joins, "
+                "lineage) arrives with the issues tagged discovery. Run BROWSE or PROFILE.",
+                ErrorCode.INVALID_PAYLOAD,
+            )
+        source = source_store.find_source(w.conn, source_key)
+        if source is None or not sees_source(caller.roles, source_key):
+            raise _source_not_found(source_key)
+        w.target(None, f"{body.job_type.value} {source['name']}")
+        if not may_run_jobs(caller, source_key):
+            raise Forbidden(
+                f"Running jobs on data source '{source['name']}' needs an Administrator or a "
+                "role with jobExecutionAllowed that includes the source.",
+                ErrorCode.PERMISSION_DENIED,
+            )
+        path = body.resource_path.strip() if body.resource_path is not None else None
+        if body.job_type is JobType.BROWSE and path:
+            raise BadRequest(
+                "resourcePath limits PROFILE jobs only; a BROWSE job always reads the whole "
+                "data source.", ErrorCode.INVALID_PAYLOAD,
+            )
+        job = job_store.create(w.conn, body.job_type.value, source_key, path or None,
+                               caller.name)
+        w.target(job["key"], f"{body.job_type.value} {source['name']}")
+        w.message = f"resourcePath {path}" if path else None
+    runner: JobRunner = request.app.state.jobs
+    runner.submit(job["key"])
+    return job_out(job)
+
+
+@router.get("/job", response_model=list[JobOut], response_model_by_alias=True)
+def list_jobs(
+    caller: CallerDep,
+    store: StoreDep,
+    state: JobState | None = None,
+    data_source_key: Annotated[str | None, Query(alias="dataSourceKey")] = None,
+    limit: Annotated[int, Query(ge=1, le=JOB_LIST_MAX)] = JOB_LIST_DEFAULT,
+) -> list[JobOut]:
+    """Jobs of the sources the caller may see, newest first."""
+    keys: set[str] | None = None
+    if not sees_every_source(caller.roles):
+        keys = {k for r in caller.roles for k in r.granted("DATA_SOURCE")}
+    with store.read() as conn:
+        if data_source_key is not None:
+            if (keys is not None and data_source_key not in keys) or (
+                source_store.find_source(conn, data_source_key) is None
+            ):
+                raise _source_not_found(data_source_key)
+            keys = {data_source_key}
+        rows = job_store.list_jobs(conn, source_keys=keys,
+                                   state=state.value if state else None, limit=limit)
+    return [job_out(r) for r in rows]
+
+
+@router.get("/job/{key}", response_model=JobOut, response_model_by_alias=True)
+def get_job(key: str, caller: CallerDep, store: StoreDep) -> JobOut:
+    """One job (404 when the caller may not see its data source)."""
+    with store.read() as conn:
+        row = job_store.get(conn, key)
+    if not sees_source(caller.roles, str(row["data_source_key"])):
+        raise NotFound(f"There is no job with key '{key}'.", ErrorCode.JOB_NOT_FOUND)
+    return job_out(row)

@@ -131,8 +131,11 @@ def record_browsed(
         values["resource_state"] = ResourceState.OK.value
         values["error_msg"] = None
     if current is not None and current["time_of_last_profile"]:
-        # A profiled resource keeps what profiling learned about its content until re-profiled.
-        for column in ("separator", "header", "header_row", "encoding", "extra"):
+        # A profiled resource keeps what profiling learned, and the size and times its statistics
+        # describe, until it is profiled again: stale statistics must not look current, and
+        # is_unchanged() compares a fresh browse against exactly these.
+        for column in ("separator", "header", "header_row", "encoding", "extra", "resource_size",
+                       "time_of_resource_creation", "time_of_resource_change"):
             values.pop(column, None)
     outcome = _upsert(conn, source_key, profile.path, values, collection_key)
     for member in profile.members:
@@ -179,6 +182,11 @@ def record_profile(
     current = find(conn, source_key, profile.path)
     failed = profile.state == ResourceState.ERROR.value
     values = _base_values(profile)
+    if failed and current is not None:
+        # A failed profile learned nothing: keep what browsing knew (type, format, size, SQL
+        # details) instead of blanking it.
+        values = {k: v for k, v in values.items() if v not in (None, {}, 0)}
+        values.pop("resource_type", None)
     stages = list(current["detailed_status"]) if current else []
     sampled = max(
         (int(f.properties.get("sampleSize") or 0) for f in profile.fields), default=None

@@ -1,15 +1,24 @@
-"""Data sources, and the resource, virtual folder and data set look-ups that permissions need."""
+"""Data sources, and the resource, virtual folder and data set look-ups that permissions need.
+
+Also where a source may lie: :func:`file_folder` resolves a FILE source's folder and checks it
+against the configured data roots; :func:`sql_url` checks an SQL source's URL without
+connecting. Both raise 400 errors whose messages never contain a password.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy.engine import make_url
 
 from catalog_nb.contract import ErrorCode
-from catalog_nb.server.errors import NotFound
-from catalog_nb.server.store.common import fold
+from catalog_nb.server.errors import BadRequest, NotFound
+from catalog_nb.server.profiling.connect import check_url, redact, split_attachments
+from catalog_nb.server.store.common import fold, new_key, now_ms, unique_name
 from catalog_nb.server.store.schema import data_resources, data_sources, datasets, virtual_folders
 
 
@@ -51,3 +60,175 @@ def datasets_by_key(conn: Connection, keys: Iterable[str]) -> list[dict[str, Any
         return []
     query = select(datasets).where(datasets.c.key.in_(wanted))
     return [dict(r) for r in conn.execute(query).mappings()]
+
+
+# ------------------------------------------------------------------------ data source records
+
+#: Data source columns a create or update may set (store names).
+SOURCE_COLUMNS = (
+    "name", "description", "source_type", "uri", "include_patterns", "exclude_patterns",
+)
+
+
+def _not_found(key: str) -> NotFound:
+    return NotFound(f"There is no data source with key '{key}'.", ErrorCode.DATA_SOURCE_NOT_FOUND)
+
+
+def find_source(conn: Connection, key: str) -> dict[str, Any] | None:
+    """The data source with this key, or None."""
+    row = conn.execute(select(data_sources).where(data_sources.c.key == key)).mappings().first()
+    return dict(row) if row else None
+
+
+def get_source(conn: Connection, key: str) -> dict[str, Any]:
+    """The data source with this key; 404 when there is none."""
+    row = find_source(conn, key)
+    if row is None:
+        raise _not_found(key)
+    return row
+
+
+def list_sources(conn: Connection, keys: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """Every data source (or those with ``keys``), by name."""
+    query = select(data_sources).order_by(data_sources.c.name_fold)
+    if keys is not None:
+        if not keys:
+            return []
+        query = query.where(data_sources.c.key.in_(list(keys)))
+    return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def create_source(conn: Connection, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Create a data source from checked values (names are unique case-insensitively: 409)."""
+    now = now_ms()
+    row = {c: values.get(c) for c in SOURCE_COLUMNS}
+    row.update(
+        key=new_key(),
+        name_fold=fold(str(values["name"])),
+        include_patterns=list(values.get("include_patterns") or []),
+        exclude_patterns=list(values.get("exclude_patterns") or []),
+        created_ms=now,
+        changed_ms=now,
+    )
+    with unique_name("data source", str(row["name"])):
+        conn.execute(insert(data_sources).values(**row))
+    return get_source(conn, str(row["key"]))
+
+
+def update_source(conn: Connection, key: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Change the given columns of a data source; 404 unknown, 409 duplicate name."""
+    get_source(conn, key)
+    row = {c: v for c, v in values.items() if c in SOURCE_COLUMNS}
+    for column in ("include_patterns", "exclude_patterns"):
+        if column in row:
+            row[column] = list(row[column] or [])
+    if "name" in row:
+        row["name_fold"] = fold(str(row["name"]))
+    row["changed_ms"] = now_ms()
+    with unique_name("data source", str(values.get("name", ""))):
+        conn.execute(update(data_sources).where(data_sources.c.key == key).values(**row))
+    return get_source(conn, key)
+
+
+def resource_counts(conn: Connection, keys: Collection[str]) -> dict[str, int]:
+    """How many resources each source holds, those marked MISSING not counted."""
+    if not keys:
+        return {}
+    query = (
+        select(data_resources.c.data_source_key, func.count())
+        .where(
+            data_resources.c.data_source_key.in_(list(keys)),
+            data_resources.c.status != "MISSING",
+        )
+        .group_by(data_resources.c.data_source_key)
+    )
+    return {str(k): int(n) for k, n in conn.execute(query).all()}
+
+
+# ------------------------------------------------------------------------- where sources lie
+
+
+def file_folder(uri: str, roots: Sequence[Path]) -> Path:
+    """The folder a FILE source names, resolved (``..`` and symlinks), checked against ``roots``.
+
+    ``uri`` is an absolute path or a ``file://`` URL. Raises 400 SOURCE_OUTSIDE_ROOTS when the
+    resolved folder is not under one of the resolved roots (or no root is configured), and 400
+    INVALID_SOURCE_URI when it is not absolute or not an existing folder. Whether a folder
+    outside the roots exists is never told.
+    """
+    text = uri.strip()
+    if text.lower().startswith("file:"):
+        parsed = urlparse(text)
+        if parsed.netloc not in ("", "localhost"):
+            raise BadRequest(
+                f"The uri {text!r} names another host; a FILE source is a folder on the "
+                "service's machine.", ErrorCode.INVALID_SOURCE_URI,
+            )
+        text = unquote(parsed.path)
+    path = Path(text)
+    if not text or not path.is_absolute():
+        raise BadRequest(
+            f"The uri of a FILE source must be an absolute folder path, not {text!r}.",
+            ErrorCode.INVALID_SOURCE_URI,
+        )
+    try:
+        resolved = path.resolve()
+        allowed = [Path(r).resolve() for r in roots]
+    except (OSError, RuntimeError, ValueError):
+        raise BadRequest(
+            f"The folder {text!r} cannot be resolved (a symbolic link loop or an invalid path).",
+            ErrorCode.INVALID_SOURCE_URI,
+        ) from None
+    if not allowed:
+        raise BadRequest(
+            "No data roots are configured, so no FILE source may be registered: set "
+            "CATALOG_DATA_ROOTS to the folders the catalog may read.",
+            ErrorCode.SOURCE_OUTSIDE_ROOTS,
+        )
+    if not any(resolved == r or resolved.is_relative_to(r) for r in allowed):
+        shown = ", ".join(str(r) for r in allowed)
+        via = "" if str(resolved) == str(path) else f" (it resolves to {str(resolved)!r})"
+        raise BadRequest(
+            f"The folder {text!r}{via} lies outside the data roots the catalog may read: "
+            f"{shown}.",
+            ErrorCode.SOURCE_OUTSIDE_ROOTS,
+        )
+    if not resolved.is_dir():
+        raise BadRequest(
+            f"The folder {str(resolved)!r} does not exist or is not a folder.",
+            ErrorCode.INVALID_SOURCE_URI,
+        )
+    return resolved
+
+
+def sql_url(uri: str, store_url: str | None = None) -> str:
+    """A checked SQL source URL (trimmed); 400 INVALID_SOURCE_URI naming what is wrong.
+
+    The message never contains the password. A SQLite URL naming the catalog's own store is
+    refused: profiling it would publish the catalog's sessions and password hashes.
+    """
+    try:
+        parsed = check_url(uri)
+    except ValueError as exc:
+        raise BadRequest(
+            f"The uri of this SQL source is not usable: {redact(str(exc), uri)}.",
+            ErrorCode.INVALID_SOURCE_URI,
+        ) from None
+    if store_url and parsed.get_backend_name() == "sqlite":
+        store = make_url(store_url)
+        own = store.database if store.get_backend_name() == "sqlite" else None
+        clean, attached = split_attachments(parsed)
+        files = [Path(p) for p in (clean.database, *attached.values()) if p]
+        if own and any(_same_file(f, Path(own)) for f in files):
+            raise BadRequest(
+                "The catalog's own store cannot be registered as a data source.",
+                ErrorCode.INVALID_SOURCE_URI,
+            )
+    return uri.strip()
+
+
+def _same_file(one: Path, two: Path) -> bool:
+    try:
+        return one.resolve() == two.resolve()
+    except (OSError, RuntimeError):
+        return False

@@ -1,0 +1,218 @@
+"""Background jobs: browse and profile data sources, with persisted state.
+
+:func:`run_job` runs one job to its end (the service's workers and ``catalog-nb profile`` share
+it); :class:`JobRunner` is the service's small pool of worker threads, started and stopped by the
+application's lifespan.
+
+What a job does is in :mod:`catalog_nb.server.job_work`.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from catalog_nb.contract import JobState
+from catalog_nb.server.errors import ServiceError
+from catalog_nb.server.job_work import (
+    REQUEUED_MESSAGE,
+    STALE_MESSAGE,
+    JobFailed,
+    JobStopped,
+    ProgressHook,
+    Work,
+)
+from catalog_nb.server.profiling.connect import redact
+from catalog_nb.server.settings import Settings
+from catalog_nb.server.store import Store
+from catalog_nb.server.store import jobs as job_store
+from catalog_nb.server.store.common import now_ms
+
+__all__ = ["REQUEUED_MESSAGE", "STALE_MESSAGE", "JobRunner", "heartbeat", "run_job"]
+
+log = logging.getLogger(__name__)
+
+def run_job(
+    store: Store,
+    settings: Settings,
+    key: str,
+    *,
+    enforce_roots: bool = True,
+    should_stop: Callable[[], bool] = lambda: False,
+    on_progress: ProgressHook | None = None,
+) -> dict[str, Any] | None:
+    """Claim and run the QUEUED job ``key`` to its end; returns its final row.
+
+    Returns None when the job was not QUEUED (another worker has it), and the QUEUED row again
+    when ``should_stop`` asked the job to stop. Never raises for a failing source or resource:
+    the job ends FAILED with a message instead.
+    """
+    with store.write() as conn:
+        if not job_store.claim(conn, key):
+            return None
+        job = job_store.get(conn, key)
+    log.info("job %s: %s of data source %s started", key, job["job_type"], job["data_source_name"])
+    run = Work(store, settings, job, enforce_roots=enforce_roots, should_stop=should_stop,
+               on_progress=on_progress)
+    state = JobState.SUCCEEDED
+    try:
+        message = run.run()
+    except JobStopped:
+        with store.write() as conn:
+            job_store.requeue(conn, key, REQUEUED_MESSAGE)
+            return job_store.get(conn, key)
+    except (JobFailed, ServiceError) as exc:
+        state = JobState.FAILED
+        message = str(getattr(exc, "message", None) or exc)
+    except Exception as exc:
+        log.exception("job %s failed unexpectedly", key)
+        state = JobState.FAILED
+        message = f"The job stopped on an unexpected error: {type(exc).__name__}: {exc}"
+    message = redact(message, str(run.source.get("uri") or ""))
+    values = run.tally.values()
+    if state is JobState.SUCCEEDED:
+        values["progress"] = 1.0
+    with store.write() as conn:
+        job_store.finish(conn, key, state, message, **values)
+        final = job_store.get(conn, key)
+    log.info("job %s %s: %s", key, state.value, message)
+    return final
+
+
+@contextmanager
+def heartbeat(store: Store, key: str, seconds: float) -> Iterator[None]:
+    """Touch the RUNNING job ``key`` every ``seconds`` while the block runs (for the CLI).
+
+    A service sharing the store would otherwise take a job busy with one long file for one
+    left by a dead process.
+    """
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(seconds):
+            try:
+                with store.write() as conn:
+                    job_store.heartbeat(conn, [key])
+            except Exception:
+                log.exception("job heartbeat failed")
+
+    thread = threading.Thread(target=beat, name="catalog-job-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(seconds)
+
+
+class JobRunner:
+    """The service's job workers: ``settings.job_workers`` daemon threads and a heartbeat.
+
+    Jobs of one data source never run at the same time in one process (a per-source lock).
+    The runner opens a store of its own on the same database: background work never takes
+    connections from the pool that serves requests. It looks for jobs a dead process left
+    behind at start-up and every ``job_stale_seconds / 2``.
+    """
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = Store(store.url)
+        self.settings = settings
+        self._queue: queue.Queue[str] = queue.Queue()
+        self._lock = threading.Lock()
+        self._pending: set[str] = set()
+        self._running: set[str] = set()
+        self._source_locks: dict[str, threading.Lock] = {}
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> JobRunner:
+        """Fail jobs a stopped process left RUNNING, queue the QUEUED ones, start the workers."""
+        self._sweep(everything_queued=True)
+        for number in range(self.settings.job_workers):
+            thread = threading.Thread(target=self._work, name=f"catalog-job-{number}",
+                                      daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        beat = threading.Thread(target=self._beat, name="catalog-job-heartbeat", daemon=True)
+        beat.start()
+        self._threads.append(beat)
+        return self
+
+    def submit(self, key: str) -> None:
+        """Run the QUEUED job ``key`` when a worker is free."""
+        with self._lock:
+            if key in self._pending or key in self._running:
+                return
+            self._pending.add(key)
+        self._queue.put(key)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask the workers to stop after their current resource, and wait up to ``timeout``."""
+        self._stop.set()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self.store.dispose()
+
+    @property
+    def running(self) -> set[str]:
+        with self._lock:
+            return set(self._running)
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            try:
+                key = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            with self._lock:
+                self._pending.discard(key)
+                self._running.add(key)
+            try:
+                self._run(key)
+            except Exception:
+                log.exception("the worker failed on job %s", key)
+            finally:
+                with self._lock:
+                    self._running.discard(key)
+
+    def _run(self, key: str) -> None:
+        with self.store.read() as conn:
+            job = job_store.find(conn, key)
+        if job is None or job["state"] != JobState.QUEUED.value:
+            return
+        with self._lock:
+            lock = self._source_locks.setdefault(str(job["data_source_key"]), threading.Lock())
+        with lock:
+            run_job(self.store, self.settings, key, should_stop=self._stop.is_set)
+
+    def _beat(self) -> None:
+        sweep_every = max(self.settings.job_heartbeat_seconds, self.settings.job_stale_seconds / 2)
+        last_sweep = time.monotonic()
+        while not self._stop.wait(self.settings.job_heartbeat_seconds):
+            try:
+                running = self.running
+                if running:
+                    with self.store.write() as conn:
+                        job_store.heartbeat(conn, running)
+                if time.monotonic() - last_sweep >= sweep_every:
+                    last_sweep = time.monotonic()
+                    self._sweep()
+            except Exception:
+                log.exception("job heartbeat failed")
+
+    def _sweep(self, everything_queued: bool = False) -> None:
+        silent_since = now_ms() - int(self.settings.job_stale_seconds * 1000)
+        with self.store.write() as conn:
+            failed = job_store.fail_stale(conn, silent_since, STALE_MESSAGE, keep=self.running)
+            waiting = job_store.queued(conn, None if everything_queued else silent_since)
+        for key in failed:
+            log.warning("job %s was left RUNNING by a stopped process: now FAILED", key)
+        for key in waiting:
+            self.submit(key)
+

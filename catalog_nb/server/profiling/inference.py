@@ -1,0 +1,193 @@
+"""Reading a column's type: Arrow types, JSON/SQL values and text that may hold typed values.
+
+Type inference (``infer="all"``, used for CSV text) looks at each chunk on its own and joins the
+chunks' types: LONG + DOUBLE = DOUBLE, DATE + TIMESTAMP = TIMESTAMP, anything else mixed = STRING.
+Numbers with a leading zero (``007``) and integers too large for 64 bits stay STRING, so zip codes
+and long identifiers keep their text. Booleans are ``true``/``false`` in any case (``0``/``1``
+are numbers); dates and timestamps are ISO-8601 only, because ``01/02/2024`` is ambiguous.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from catalog_nb.server.profiling.model import DataType
+from catalog_nb.server.profiling.sketch import value_text
+
+Inference = Literal["all", "temporal", "none"]
+
+_DATE_START = re.compile(r"\s*\d{4}-\d{2}-\d{2}")
+
+
+@dataclass
+class Column:
+    """One column of one chunk: its values and how to read their type.
+
+    ``infer``: ``all`` (text that may hold numbers, booleans, dates: CSV), ``temporal`` (strings
+    that may hold dates: JSON strings) or ``none`` (the Arrow type says it). ``kind`` overrides the
+    type (the JSON reader passes arrays as JSON text with ``kind=ARRAY``).
+    """
+
+    values: pa.Array
+    infer: Inference = "none"
+    kind: DataType | None = None
+
+
+def arrow_data_type(arrow_type: pa.DataType) -> DataType | None:
+    """The catalog type of an Arrow type (None for the null type)."""
+    t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    if pa.types.is_null(t):
+        return None
+    checks: list[tuple[Any, DataType]] = [
+        (pa.types.is_boolean, DataType.BOOLEAN),
+        (pa.types.is_integer, DataType.LONG),
+        (pa.types.is_floating, DataType.DOUBLE),
+        (pa.types.is_decimal, DataType.DOUBLE),
+        (pa.types.is_date, DataType.DATE),
+        (pa.types.is_timestamp, DataType.TIMESTAMP),
+        (pa.types.is_binary, DataType.BINARY),
+        (pa.types.is_large_binary, DataType.BINARY),
+        (pa.types.is_fixed_size_binary, DataType.BINARY),
+        (pa.types.is_list, DataType.ARRAY),
+        (pa.types.is_large_list, DataType.ARRAY),
+        (pa.types.is_fixed_size_list, DataType.ARRAY),
+        (pa.types.is_struct, DataType.STRUCT),
+        (pa.types.is_map, DataType.STRUCT),
+    ]
+    for check, data_type in checks:
+        if check(t):
+            return data_type
+    return DataType.STRING  # strings, times of day, durations, intervals
+
+
+def join_types(a: DataType | None, b: DataType | None) -> DataType | None:
+    """The narrowest type holding both (None = no non-null value seen yet)."""
+    if a is None or a == b:
+        return b
+    if b is None:
+        return a
+    pair = {a, b}
+    if pair == {DataType.LONG, DataType.DOUBLE}:
+        return DataType.DOUBLE
+    if pair == {DataType.DATE, DataType.TIMESTAMP}:
+        return DataType.TIMESTAMP
+    return DataType.STRING
+
+
+def python_column(values: list[Any]) -> Column:
+    """A chunk column from Python values (JSON records, SQL rows, pandas object columns)."""
+    kinds = {type(v) for v in values if v is not None}
+    try:
+        if not kinds:
+            return Column(pa.nulls(len(values)))
+        if kinds <= {bool}:
+            return Column(pa.array(values, pa.bool_()))
+        if kinds <= {int}:
+            return Column(pa.array(values, pa.int64()))
+        if kinds <= {int, float}:
+            return Column(pa.array(values, pa.float64()))
+        if kinds <= {str}:
+            return Column(pa.array(values, pa.string()), infer="temporal")
+        if kinds <= {list, tuple}:
+            return Column(_json_texts(values), kind=DataType.ARRAY)
+        if kinds <= {dict}:
+            return Column(_json_texts(values), kind=DataType.STRUCT)
+        if len(kinds) == 1:  # dates, decimals, bytes...: let Arrow type them
+            return Column(pa.array(values))
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        pass  # out-of-range integers, odd objects: fall back to text below
+    texts = [v if v is None or isinstance(v, str) else _text(v) for v in values]
+    return Column(pa.array(texts, pa.string()))
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, default=str, ensure_ascii=False)
+    return value_text(value)
+
+
+def _json_texts(values: list[Any]) -> pa.Array:
+    return pa.array([None if v is None else _text(v) for v in values], pa.string())
+
+
+def is_text_type(arrow_type: pa.DataType) -> bool:
+    """Whether an Arrow type holds strings (any of Arrow's string layouts)."""
+    return bool(
+        pa.types.is_string(arrow_type)
+        or pa.types.is_large_string(arrow_type)
+        or pa.types.is_string_view(arrow_type)
+    )
+
+
+def prepare_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One contiguous array, dictionaries decoded, strings in Arrow's plain ``string`` layout."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    if is_text_type(values.type) and not pa.types.is_string(values.type):
+        values = values.cast(pa.string())
+    return values
+
+
+def try_cast(values: pa.Array, target: pa.DataType) -> pa.Array | None:
+    try:
+        return values.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _any(mask: pa.Array) -> bool:
+    return bool(pc.any(mask).as_py())
+
+
+def _all(mask: pa.Array) -> bool:
+    return bool(pc.all(mask).as_py())
+
+
+def infer_text(
+    values: pa.Array, so_far: DataType | None, temporal_only: bool = False
+) -> tuple[DataType, pa.Array]:
+    """The type of a chunk of strings and the chunk cast to it.
+
+    ``so_far`` is the column's type from earlier chunks: casts whose result could not change the
+    joined type are skipped (after a LONG chunk only numbers matter; anything else makes STRING).
+    """
+    if so_far is DataType.STRING:
+        return DataType.STRING, values
+    trimmed = pc.utf8_trim_whitespace(values)
+    if not temporal_only and so_far in (None, DataType.LONG, DataType.DOUBLE):
+        leading_zero = _any(pc.match_substring_regex(trimmed, r"^[+-]?0[0-9]"))
+        integers = None if leading_zero else try_cast(trimmed, pa.int64())
+        if integers is not None:
+            return DataType.LONG, integers
+        floats = None if leading_zero else try_cast(trimmed, pa.float64())
+        # Integers beyond 64 bits parse as floats but lose digits: keep them as text.
+        if floats is not None and not _all(pc.match_substring_regex(trimmed, r"^[+-]?[0-9]+$")):
+            return DataType.DOUBLE, floats
+        if so_far is not None:
+            return DataType.STRING, values
+    if not temporal_only and so_far in (None, DataType.BOOLEAN):
+        lower = pc.utf8_lower(trimmed)
+        if _all(pc.is_in(lower.drop_null(), pa.array(["true", "false"]))):
+            return DataType.BOOLEAN, pc.equal(lower, "true")
+        if so_far is not None:
+            return DataType.STRING, values
+    if so_far in (None, DataType.DATE, DataType.TIMESTAMP):
+        first = next((v for v in trimmed.drop_null().slice(0, 1).to_pylist()), "")
+        if _DATE_START.match(first):
+            for data_type, target in (
+                (DataType.DATE, pa.date32()),
+                (DataType.TIMESTAMP, pa.timestamp("us")),
+                (DataType.TIMESTAMP, pa.timestamp("us", "UTC")),
+            ):
+                typed = try_cast(trimmed, target)
+                if typed is not None:
+                    return data_type, typed
+    return DataType.STRING, values

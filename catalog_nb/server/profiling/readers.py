@@ -1,0 +1,342 @@
+"""Chunked file readers: every reader yields ``(columns, n_rows)`` chunks of bounded size.
+
+* CSV/TSV: Arrow's streaming CSV reader, every column as text (types are inferred per chunk by
+  :mod:`.stats`), in blocks of 2 MB regrouped into chunks of ``chunk_rows``. It reads from a
+  Python file object, because given a path Arrow reads the whole file ahead into memory. Files
+  that are not plain UTF-8 go through a transcoding stream (decode with the detected codec,
+  re-encode as UTF-8) so Arrow only ever sees UTF-8.
+* JSON lines: line by line; a line longer than ``MAX_RECORD_CHARS`` is a bad record, not a reason
+  to hold it in memory.
+* JSON arrays: streamed element by element with ``json.JSONDecoder.raw_decode`` over a sliding
+  buffer, so an array of any length is read in bounded memory (one element may be at most
+  ``MAX_RECORD_CHARS``). A top-level object is one record and must fit ``MAX_DOCUMENT_BYTES``.
+* Parquet: schema and row count from the footer; values by record batches of ``chunk_rows``
+  (Arrow reads one row group at a time); struct columns flattened to dotted names like JSON.
+
+Ragged CSV rows (a field count other than the header's) and undecodable JSON records are
+skipped and counted in :class:`ReadReport`; the caller decides when there are too many.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+from catalog_nb.server.profiling.formats import (
+    BLOCK_BYTES,
+    HEAD_BYTES,
+    Dialect,
+    Encoding,
+    check_text,
+    flatten,
+    head_text,
+    read_head,
+    sniff_dialect,
+)
+from catalog_nb.server.profiling.inference import Column, arrow_data_type, python_column
+from catalog_nb.server.profiling.model import DataType, FileFormat, ProfilingError
+
+Chunk = tuple[dict[str, Column], int]
+Declared = dict[str, tuple[DataType, bool | None]]
+
+NULL_VALUES = ["", "NULL", "null", "NA", "N/A", "n/a", "NaN", "nan", "None", "#N/A"]
+MAX_RECORD_CHARS = 16 * 1024 * 1024
+CSV_BLOCK_BYTES = 2 * 1024 * 1024
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+SCHEMA_RECORDS = 100
+
+
+@dataclass
+class ReadReport:
+    """What a reader had to skip: ragged CSV rows, bad JSON records (first one described)."""
+
+    ragged_rows: int = 0
+    bad_records: int = 0
+    first_problem: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def bad(self, where: str) -> None:
+        self.bad_records += 1
+        self.first_problem = self.first_problem or where
+
+
+class _Transcoder(io.RawIOBase):
+    """A byte stream that decodes a file with any codec and hands out UTF-8."""
+
+    def __init__(self, path: Path, encoding: Encoding) -> None:
+        self._fh = path.open("rb")
+        self._decoder = codecs.getincrementaldecoder(encoding.name)(errors=encoding.errors)
+        self._buffer = bytearray()
+        self._eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: Any) -> int:
+        view = memoryview(target)
+        while len(self._buffer) < len(view) and not self._eof:
+            block = self._fh.read(BLOCK_BYTES)
+            self._eof = not block
+            text = self._decoder.decode(block, final=self._eof)
+            self._buffer += text.encode("utf-8", "surrogatepass")
+        size = min(len(view), len(self._buffer))
+        view[:size] = self._buffer[:size]
+        del self._buffer[:size]
+        return size
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
+
+
+def csv_dialect(path: Path, encoding: Encoding) -> Dialect:
+    """Sniff a CSV file's dialect from its head (ProfilingError when it looks binary)."""
+    check_text(read_head(path))
+    text, truncated = head_text(path, encoding)
+    return sniff_dialect(text, truncated)
+
+
+def csv_chunks(
+    path: Path, dialect: Dialect, encoding: Encoding, chunk_rows: int, report: ReadReport
+) -> Iterator[Chunk]:
+    """CSV chunks of at most ``chunk_rows`` rows; every column is text to be inferred."""
+    names = dialect.columns
+
+    def skip(row: Any) -> str:
+        report.ragged_rows += 1
+        if report.first_problem is None:
+            report.first_problem = (
+                f"expected {row.expected_columns} fields, found {row.actual_columns}: "
+                f"{row.text[:80]!r}"
+            )
+        return "skip"
+
+    source: Any = (
+        path.open("rb")
+        if encoding.name == "utf-8" and encoding.errors == "strict"
+        else _Transcoder(path, encoding)
+    )
+    with source:
+        reader = pa_csv.open_csv(
+            source,
+            read_options=pa_csv.ReadOptions(
+                column_names=names,
+                skip_rows=1 if dialect.header else 0,
+                # Arrow reads up to 32 blocks ahead of the consumer whatever we do, so small
+                # blocks bound memory (32 x 2 MB); rows longer than a block cannot be read.
+                block_size=CSV_BLOCK_BYTES,
+            ),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=dialect.delimiter, newlines_in_values=True, invalid_row_handler=skip
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={name: pa.string() for name in names},
+                null_values=NULL_VALUES,
+                strings_can_be_null=True,
+            ),
+        )
+        try:
+            for part in rebatch(reader, chunk_rows):
+                columns = {n: Column(part.column(i), infer="all") for i, n in enumerate(names)}
+                yield columns, part.num_rows
+        finally:
+            reader.close()
+
+
+def rebatch(batches: Iterable[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:
+    """Record batches of exactly ``rows`` rows (the last one shorter) from batches of any size."""
+    pending: list[pa.RecordBatch] = []
+    count = 0
+    for batch in batches:
+        pending.append(batch)
+        count += batch.num_rows
+        while count >= rows:
+            table = pa.Table.from_batches(pending).combine_chunks()
+            yield table.slice(0, rows).to_batches()[0]
+            rest = table.slice(rows)
+            pending, count = rest.to_batches(), rest.num_rows
+    if count:
+        table = pa.Table.from_batches(pending).combine_chunks()
+        yield from table.to_batches()
+
+
+def _lines(fh: TextIO) -> Iterator[tuple[int, str | None]]:
+    """(line number, line) pairs; None for a line too long to hold (its rest is skipped)."""
+    number = 0
+    while True:
+        line = fh.readline(MAX_RECORD_CHARS + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_RECORD_CHARS and not line.endswith("\n"):
+            while (rest := fh.readline(MAX_RECORD_CHARS)) and not rest.endswith("\n"):
+                pass
+            yield number, None
+            continue
+        yield number, line
+
+
+def records_chunk(records: list[dict[str, Any]]) -> Chunk:
+    """A chunk from flattened records (columns in order of first appearance)."""
+    names = dict.fromkeys(name for record in records for name in record)
+    return {n: python_column([r.get(n) for r in records]) for n in names}, len(records)
+
+
+def _record(value: Any) -> dict[str, Any]:
+    return flatten(value) if isinstance(value, dict) else {"value": value}
+
+
+def jsonl_records(path: Path, encoding: Encoding, report: ReadReport) -> Iterator[dict[str, Any]]:
+    """Flattened records of a JSON lines file; bad lines are counted in ``report``."""
+    with path.open(encoding=encoding.name, errors=encoding.errors) as fh:
+        for number, line in _lines(fh):
+            if line is None:
+                report.bad(f"line {number} is longer than {MAX_RECORD_CHARS} characters")
+                continue
+            if not line.strip():
+                continue
+            try:
+                yield _record(json.loads(line))
+            except ValueError as exc:
+                report.bad(f"line {number}: {exc}")
+
+
+def json_records(path: Path, encoding: Encoding) -> Iterator[dict[str, Any]]:
+    """Flattened records of a JSON document: the elements of a top-level array, else itself."""
+    with path.open(encoding=encoding.name, errors=encoding.errors) as fh:
+        start = fh.read(HEAD_BYTES)
+        if start.lstrip("\ufeff \t\r\n").startswith("["):
+            yield from (_record(v) for v in iter_json_array(io.StringIO(start), fh))
+            return
+        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+            raise ProfilingError(
+                f"The JSON document is not an array and is larger than "
+                f"{MAX_DOCUMENT_BYTES // 2**20} MB; store it as JSON lines to profile it."
+            )
+        yield _record(json.loads(start + fh.read()))
+
+
+def iter_json_array(*parts: TextIO) -> Iterator[Any]:
+    """The elements of a JSON array read from ``parts`` in turn, in bounded memory."""
+    decoder = json.JSONDecoder()
+    streams = iter(parts)
+    current = next(streams)
+    buffer, pos, eof = "", 0, False
+
+    def more() -> bool:
+        nonlocal buffer, pos, eof, current
+        while True:
+            block = current.read(BLOCK_BYTES)
+            if block:
+                buffer, pos = buffer[pos:] + block, 0
+                return True
+            following = next(streams, None)
+            if following is None:
+                eof = True
+                return False
+            current = following
+
+    def skip_blanks() -> str:
+        nonlocal pos
+        while True:
+            while pos < len(buffer) and buffer[pos] in "\ufeff \t\r\n":
+                pos += 1
+            if pos < len(buffer):
+                return buffer[pos]
+            if not more():
+                return ""
+
+    if skip_blanks() != "[":
+        raise ValueError("not a JSON array")
+    pos += 1
+    if skip_blanks() == "]":
+        return
+    while True:
+        skip_blanks()
+        try:
+            value, end = decoder.raw_decode(buffer, pos)
+            complete = end < len(buffer) or eof  # a number cut by the buffer end must wait
+        except json.JSONDecodeError:
+            complete = False
+            if eof:
+                raise
+        if not complete:
+            if len(buffer) - pos > MAX_RECORD_CHARS:
+                raise ProfilingError(
+                    "A JSON array element is not valid JSON or is larger than "
+                    f"{MAX_RECORD_CHARS // 2**20} MB."
+                )
+            more()
+            continue
+        yield value
+        pos = end
+        separator = skip_blanks()
+        if separator == "]":
+            return
+        if separator != ",":
+            raise ValueError(f"expected ',' or ']' in the JSON array, found {separator!r}")
+        pos += 1
+
+
+def _flat_fields(schema: pa.Schema | pa.StructType, prefix: str = "") -> Declared:
+    declared: Declared = {}
+    for index in range(len(schema) if isinstance(schema, pa.Schema) else schema.num_fields):
+        item = schema.field(index)
+        if pa.types.is_struct(item.type) and item.type.num_fields:
+            declared.update(_flat_fields(item.type, f"{prefix}{item.name}."))
+        else:
+            declared[f"{prefix}{item.name}"] = (
+                arrow_data_type(item.type) or DataType.STRING,
+                item.nullable,
+            )
+    return declared
+
+
+def parquet_schema(path: Path) -> tuple[Declared, int]:
+    """Flattened field types and the row count of a Parquet file, from its footer."""
+    with pq.ParquetFile(path) as parquet:
+        return _flat_fields(parquet.schema_arrow), parquet.metadata.num_rows
+
+
+def parquet_chunks(path: Path, chunk_rows: int) -> Iterator[Chunk]:
+    """Record batches of a Parquet file, struct columns flattened to dotted names."""
+    with pq.ParquetFile(path) as parquet:
+        for batch in parquet.iter_batches(batch_size=chunk_rows):
+            table = pa.Table.from_batches([batch])
+            while any(pa.types.is_struct(t) and t.num_fields for t in table.schema.types):
+                table = table.flatten()
+            yield {n: Column(table.column(n)) for n in table.column_names}, table.num_rows
+
+
+def quick_schema(path: Path, file_format: FileFormat) -> tuple[Any, ...] | None:
+    """A cheap signature of a file's schema (for grouping partitions); None when unreadable."""
+    try:
+        if file_format is FileFormat.PARQUET:
+            declared, _ = parquet_schema(path)
+            return tuple((name, kind.value) for name, (kind, _) in declared.items())
+        encoding = Encoding("utf-8", "replace")
+        if file_format in (FileFormat.CSV, FileFormat.TSV):
+            dialect = csv_dialect(path, encoding)
+            return (dialect.delimiter, dialect.header, tuple(dialect.columns))
+        check_text(read_head(path))
+        if file_format is FileFormat.JSONL:
+            records = jsonl_records(path, encoding, ReadReport())
+        else:
+            records = json_records(path, encoding)
+        names: dict[str, None] = {}
+        for count, record in enumerate(records):
+            names.update(dict.fromkeys(record))
+            if count + 1 >= SCHEMA_RECORDS:
+                break
+        return tuple(sorted(names))
+    except (OSError, ValueError, ProfilingError, pa.ArrowException):
+        return None

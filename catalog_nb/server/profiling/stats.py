@@ -1,0 +1,347 @@
+"""Column statistics with bounded memory, fed chunk by chunk.
+
+Two kinds of statistics, so that a 1 GB file never has to sit in memory:
+
+* **Streaming, exact** over every row read: row count, null/value counts, min/max, mean, string
+  length range, the inferred type, and the value sketch (:mod:`.sketch`). Each chunk is reduced
+  to a few numbers with Arrow compute kernels and merged; merging is associative, so the result
+  does not depend on how the rows were cut into chunks.
+* **Sample-based** over a bounded reservoir sample of rows (default 100,000, Algorithm R with a
+  fixed seed, one uniform draw per row so the sample does not depend on chunking either):
+  distinct counts when every row fits the sample, most frequent values and patterns.
+
+Types are read per chunk by :mod:`.inference` and joined across chunks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from catalog_nb.server.profiling.inference import (
+    Column,
+    arrow_data_type,
+    infer_text,
+    is_text_type,
+    join_types,
+    prepare_array,
+    python_column,
+    try_cast,
+)
+from catalog_nb.server.profiling.model import DataType, FieldProfile
+from catalog_nb.server.profiling.sampling import (
+    SAMPLE_SEED,
+    SHOWN_CHARS,
+    Reservoir,
+    json_number,
+    sample_stats,
+    sketch_chunk,
+)
+from catalog_nb.server.profiling.sketch import DEFAULT_K, ValueSketch, value_text
+
+DEFAULT_SAMPLE_ROWS = 100_000
+SAMPLED_VALUE_CHARS = 1000
+_SCALARS = {
+    DataType.STRING, DataType.LONG, DataType.DOUBLE, DataType.BOOLEAN, DataType.DATE,
+    DataType.TIMESTAMP,
+}  # fmt: skip
+_NO_SAMPLE = {DataType.BINARY, DataType.ARRAY, DataType.STRUCT}
+
+
+def _as_naive_utc(value: Any) -> dt.datetime:
+    if not isinstance(value, dt.datetime):
+        return dt.datetime(value.year, value.month, value.day)
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value
+
+
+def _merge_min(current: Any, new: Any) -> Any:
+    return new if current is None or (new is not None and new < current) else current
+
+
+def _merge_max(current: Any, new: Any) -> Any:
+    return new if current is None or (new is not None and new > current) else current
+
+
+class ColumnAccumulator:
+    """Streaming statistics of one column; :meth:`update` with each chunk, then :meth:`result`.
+
+    ``declared`` fixes the reported type (Parquet, SQL); without it the type is inferred.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        declared: DataType | None = None,
+        declared_nullable: bool | None = None,
+        sketch_k: int = DEFAULT_K,
+    ) -> None:
+        self.name = name
+        self.declared = declared
+        self.declared_nullable = declared_nullable
+        self.type: DataType | None = None
+        self.value_count = 0
+        self.num_min: Any = None
+        self.num_max: Any = None
+        self.num_sum = 0.0
+        self.num_count = 0
+        self.time_min: dt.datetime | None = None
+        self.time_max: dt.datetime | None = None
+        self.text_min: str | None = None
+        self.text_max: str | None = None
+        self.len_min: int | None = None
+        self.len_max: int | None = None
+        self.sketch = ValueSketch(k=sketch_k)
+
+    def update(self, column: Column | pa.Array) -> DataType | None:
+        """Fold one chunk in; returns the chunk's type (None when all of it is null)."""
+        col = column if isinstance(column, Column) else Column(column)
+        values = prepare_array(col.values)
+        self.value_count += len(values) - values.null_count
+        if values.null_count == len(values):
+            return None
+        chunk_type, typed = self._chunk_type(col, values)
+        self.type = join_types(self.type, chunk_type)
+        if chunk_type in (DataType.LONG, DataType.DOUBLE):
+            self._numbers(typed)
+        elif chunk_type in (DataType.DATE, DataType.TIMESTAMP):
+            self._times(typed)
+        if self.declared in (None, DataType.STRING) and chunk_type not in _NO_SAMPLE:
+            self._texts(values)
+        if chunk_type in _SCALARS:
+            sketch_chunk(self.sketch, typed, chunk_type)
+        return chunk_type
+
+    def _chunk_type(self, col: Column, values: pa.Array) -> tuple[DataType, pa.Array]:
+        if col.kind is not None:
+            return col.kind, values
+        natural = arrow_data_type(values.type) or DataType.STRING
+        if natural is DataType.STRING and not pa.types.is_string(values.type):
+            values = try_cast(values, pa.string()) or pa.array(
+                [value_text(v) for v in values.to_pylist()], pa.string()
+            )
+        if natural is DataType.STRING and col.infer != "none":
+            return infer_text(values, self.type, temporal_only=col.infer == "temporal")
+        return natural, values
+
+    def _numbers(self, typed: pa.Array) -> None:
+        low, high = pc.min_max(typed).values()
+        self.num_min = _merge_min(self.num_min, low.as_py())
+        self.num_max = _merge_max(self.num_max, high.as_py())
+        floats = try_cast(typed, pa.float64())
+        if floats is not None:
+            total = pc.sum(floats).as_py()
+            self.num_sum += total or 0.0
+            self.num_count += len(floats) - floats.null_count
+
+    def _times(self, typed: pa.Array) -> None:
+        low, high = pc.min_max(typed).values()
+        if low.is_valid:
+            self.time_min = _merge_min(self.time_min, _as_naive_utc(low.as_py()))
+            self.time_max = _merge_max(self.time_max, _as_naive_utc(high.as_py()))
+
+    def _texts(self, values: pa.Array) -> None:
+        texts = values if pa.types.is_string(values.type) else try_cast(values, pa.string())
+        if texts is None:
+            return
+        low, high = pc.min_max(pc.utf8_length(texts)).values()
+        self.len_min = _merge_min(self.len_min, low.as_py())
+        self.len_max = _merge_max(self.len_max, high.as_py())
+        first, last = pc.min_max(texts).values()
+        self.text_min = _merge_min(self.text_min, first.as_py())
+        self.text_max = _merge_max(self.text_max, last.as_py())
+
+    @property
+    def data_type(self) -> DataType:
+        """The reported type: declared, else inferred (STRING when nothing was seen)."""
+        return self.declared or self.type or DataType.STRING
+
+    def result(
+        self, row_count: int, sample: list[Any], sample_size: int, sampled: bool
+    ) -> FieldProfile:
+        """The field's profile; ``sample`` holds this column's values of the sampled rows."""
+        data_type = self.data_type
+        nulls = row_count - self.value_count
+        props: dict[str, Any] = {
+            "density": self.value_count / row_count if row_count else None,
+            "valueCount": self.value_count,
+            "nullCount": nulls,
+        }
+        props.update(self._range(data_type))
+        if data_type not in _NO_SAMPLE:
+            props.update(sample_stats(data_type, sample))
+        exact = not sampled and data_type not in _NO_SAMPLE
+        if not exact:
+            estimate = None
+            if data_type in _SCALARS:
+                estimate = round(min(self.sketch.distinct_count(), self.value_count))
+            props["distinctCount"] = estimate
+        props["distinctCountApproximate"] = not exact and self.sketch.full
+        props["sampled"] = sampled
+        props["sampleSize"] = sample_size
+        nullable = self.declared_nullable if self.declared_nullable is not None else nulls > 0
+        sketch = self.sketch if data_type in _SCALARS else None
+        return FieldProfile(self.name, data_type, nullable, props, sketch)
+
+    def _range(self, data_type: DataType) -> dict[str, Any]:
+        if data_type in (DataType.LONG, DataType.DOUBLE):
+            low, high = self.num_min, self.num_max
+            if data_type is DataType.DOUBLE and low is not None:
+                low, high = float(low), float(high)
+            mean = self.num_sum / self.num_count if self.num_count else None
+            return {
+                "min": json_number(low) if low is not None else None,
+                "max": json_number(high) if high is not None else None,
+                "mean": json_number(mean) if mean is not None else None,
+            }
+        if data_type in (DataType.DATE, DataType.TIMESTAMP):
+            def iso(value: dt.datetime | None) -> str | None:
+                if value is None:
+                    return None
+                return value.date().isoformat() if data_type is DataType.DATE else value.isoformat()
+
+            return {"min": iso(self.time_min), "max": iso(self.time_max)}
+        if data_type is DataType.STRING:
+            return {
+                "min": None if self.text_min is None else self.text_min[:SHOWN_CHARS],
+                "max": None if self.text_max is None else self.text_max[:SHOWN_CHARS],
+                "minLength": self.len_min,
+                "maxLength": self.len_max,
+            }
+        return {}
+
+
+class TableProfiler:
+    """Profiles a table fed as chunks of columns; columns may come and go between chunks."""
+
+    def __init__(
+        self,
+        sample_rows: int = DEFAULT_SAMPLE_ROWS,
+        declared: Mapping[str, tuple[DataType, bool | None]] | None = None,
+        sketch_k: int = DEFAULT_K,
+        seed: int = SAMPLE_SEED,
+    ) -> None:
+        self.sample_rows = sample_rows
+        self.row_count = 0
+        self._declared = dict(declared or {})
+        self._sketch_k = sketch_k
+        self._reservoir = Reservoir(sample_rows, seed)
+        self._columns: dict[str, ColumnAccumulator] = {}
+        # one object array per column, slots of the reservoir (grown on demand up to its size)
+        self._samples: dict[str, np.ndarray] = {}
+        for name in self._declared:
+            self._column(name)
+
+    def _column(self, name: str) -> ColumnAccumulator:
+        if name not in self._columns:
+            declared, nullable = self._declared.get(name, (None, None))
+            self._columns[name] = ColumnAccumulator(name, declared, nullable, self._sketch_k)
+            self._samples[name] = np.full(min(self.row_count, self.sample_rows), None, object)
+        return self._columns[name]
+
+    def declare(
+        self, name: str, data_type: DataType | None = None, nullable: bool | None = None
+    ) -> None:
+        """Make sure a column exists (in this order), optionally with a fixed type."""
+        if data_type is not None:
+            self._declared[name] = (data_type, nullable)
+        self._column(name)
+
+    def add_chunk(self, columns: Mapping[str, Column | pa.Array], n_rows: int) -> None:
+        """Fold a chunk of ``n_rows`` rows in (each column holds ``n_rows`` values)."""
+        rows, slots = self._reservoir.offer(n_rows)
+        take = pa.array(rows, pa.int64())
+        for name, column in columns.items():
+            col = column if isinstance(column, Column) else Column(column)
+            col.values = prepare_array(col.values)
+            chunk_type = self._column(name).update(col)
+            picked: list[Any] | None = None
+            if len(rows) and chunk_type not in _NO_SAMPLE:
+                values = col.values.take(take)
+                if pa.types.is_string(values.type):
+                    values = pc.utf8_slice_codeunits(values, 0, SAMPLED_VALUE_CHARS)
+                picked = values.to_pylist()
+            self._place(name, slots, picked)
+        for name in self._columns.keys() - columns.keys():
+            self._place(name, slots, None)
+        self.row_count += n_rows
+
+    def _place(self, name: str, slots: np.ndarray, values: list[Any] | None) -> None:
+        if not len(slots):
+            return
+        sample = self._samples[name]
+        needed = int(slots.max()) + 1
+        if needed > len(sample):
+            grown = np.full(min(self.sample_rows, max(needed, 2 * len(sample))), None, object)
+            grown[: len(sample)] = sample
+            sample = self._samples[name] = grown
+        if values is None:
+            sample[slots] = None
+            return
+        column = np.empty(len(values), dtype=object)
+        column[:] = values  # element-wise, never broadcast into nested lists
+        sample[slots] = column
+
+    @property
+    def names(self) -> list[str]:
+        """Column names in order of first appearance."""
+        return list(self._columns)
+
+    def fields(self, sampled: bool | None = None) -> list[FieldProfile]:
+        """Every column's profile. ``sampled`` overrides whether the rows fed were a sample."""
+        size = min(self.row_count, self.sample_rows)
+        was_sampled = self.row_count > self.sample_rows if sampled is None else sampled
+        return [
+            acc.result(self.row_count, self._samples[name][:size].tolist(), size, was_sampled)
+            for name, acc in self._columns.items()
+        ]
+
+
+def profile_frame(
+    frame: pd.DataFrame,
+    sample_rows: int = DEFAULT_SAMPLE_ROWS,
+    infer_types: bool = False,
+    chunk_rows: int = 50_000,
+) -> list[FieldProfile]:
+    """Profile a pandas DataFrame (column names as text). ``infer_types`` treats string columns
+    as CSV text (numbers, booleans and dates inside strings are recognised)."""
+    profiler = TableProfiler(sample_rows)
+    for start in range(0, max(len(frame), 1), chunk_rows):
+        part = frame.iloc[start : start + chunk_rows]
+        profiler.add_chunk({str(c): _series_column(part[c], infer_types) for c in part}, len(part))
+    return profiler.fields()
+
+
+def profile_series(series: pd.Series, sample_rows: int = DEFAULT_SAMPLE_ROWS) -> FieldProfile:
+    """Profile one pandas Series (see :func:`profile_frame`)."""
+    name = str(series.name) if series.name is not None else "value"
+    return profile_frame(series.to_frame(name), sample_rows)[0]
+
+
+def _series_column(series: pd.Series, infer_types: bool) -> Column:
+    if series.dtype == object:
+        column = python_column(series.where(series.notna(), None).tolist())
+    else:
+        column = Column(pa.Array.from_pandas(series))
+    if infer_types and is_text_type(column.values.type):
+        column.infer = "all"
+    return column
+
+
+def iter_chunks(values: Iterable[Any], size: int) -> Iterable[list[Any]]:
+    """Lists of up to ``size`` items (the readers' chunking helper)."""
+    chunk: list[Any] = []
+    for value in values:
+        chunk.append(value)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

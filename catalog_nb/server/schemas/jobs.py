@@ -1,0 +1,72 @@
+"""Request and response models of jobs (``/job``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from catalog_nb.contract import JobType
+from catalog_nb.server.schemas.common import Payload, Wire
+from catalog_nb.server.store.jobs import COUNT_NAMES
+
+
+class JobCreate(Payload):
+    """Body of ``POST /job``."""
+
+    read_only = frozenset(
+        {"key", "state", "progress", "total", "done", "counts", "errors", "message",
+         "requestedBy", "timeOfCreation", "startTime", "endTime", "dataSourceName"}
+    )
+
+    job_type: JobType
+    data_source_key: str = Field(min_length=1, max_length=200)
+    resource_path: str | None = Field(default=None, max_length=4096)
+
+
+class JobError(Wire):
+    path: str | None
+    message: str
+
+
+class JobOut(Wire):
+    key: str
+    job_type: str
+    data_source_key: str
+    data_source_name: str
+    resource_path: str | None
+    state: str
+    progress: float
+    total: int | None
+    done: int
+    counts: dict[str, int]
+    errors: list[JobError]
+    message: str | None
+    requested_by: str | None
+    time_of_creation: int
+    start_time: int | None
+    end_time: int | None
+
+
+def job_out(row: dict[str, Any]) -> JobOut:
+    """The wire form of a stored job."""
+    counts = {name: int((row.get("counts") or {}).get(name, 0)) for name in COUNT_NAMES}
+    return JobOut(
+        key=row["key"],
+        job_type=row["job_type"],
+        data_source_key=row["data_source_key"],
+        data_source_name=row["data_source_name"],
+        resource_path=row["resource_path"],
+        state=row["state"],
+        progress=float(row["progress"] or 0.0),
+        total=row["total"],
+        done=int(row["done"] or 0),
+        counts=counts,
+        errors=[JobError(path=e.get("path"), message=str(e.get("message")))
+                for e in row.get("errors") or []],
+        message=row["message"],
+        requested_by=row["requested_by"],
+        time_of_creation=row["created_ms"],
+        start_time=row["started_ms"],
+        end_time=row["finished_ms"],
+    )

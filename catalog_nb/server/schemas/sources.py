@@ -1,0 +1,94 @@
+"""Request and response models of data sources (``/datasource``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
+
+from catalog_nb.contract import SourceType
+from catalog_nb.server.profiling.connect import mask_url
+from catalog_nb.server.schemas.common import Name, Payload, Wire
+from catalog_nb.server.schemas.jobs import JobOut, job_out
+
+#: Most include or exclude patterns one source may carry.
+MAX_PATTERNS = 100
+
+
+def _pattern(value: str) -> str:
+    value = value.strip()
+    if not value:
+        raise ValueError("a pattern must not be empty")
+    if len(value) > 1000:
+        raise ValueError("a pattern must be at most 1000 characters")
+    return value
+
+
+Pattern = Annotated[str, AfterValidator(_pattern)]
+Patterns = Annotated[list[Pattern], Field(max_length=MAX_PATTERNS)]
+
+
+class SourceFields(Payload):
+    read_only = frozenset(
+        {"key", "type", "timeOfCreation", "timeOfLastChange", "resourceCount", "lastJob"}
+    )
+
+    description: str | None = None
+    uri: str | None = Field(default=None, min_length=1, max_length=4096)
+    include_patterns: Patterns | None = None
+    exclude_patterns: Patterns | None = None
+
+
+class SourceCreate(SourceFields):
+    """Body of ``POST /datasource``."""
+
+    name: Name
+    source_type: SourceType
+    uri: str = Field(min_length=1, max_length=4096)
+
+
+class SourceUpdate(SourceFields):
+    """Body of ``PUT /datasource/{key}``: absent properties stay unchanged."""
+
+    name: Name | None = None
+    source_type: SourceType | None = None
+
+
+class SourceOut(Wire):
+    key: str
+    type: str = "datasource"
+    name: str
+    description: str | None
+    source_type: str
+    uri: str
+    include_patterns: list[str]
+    exclude_patterns: list[str]
+    time_of_creation: int
+    time_of_last_change: int
+    resource_count: int
+    last_job: JobOut | None
+
+
+def shown_uri(row: dict[str, Any]) -> str:
+    """The uri of a stored source as people see it (an SQL password as ``***``)."""
+    uri = str(row["uri"])
+    return mask_url(uri) if row["source_type"] == SourceType.SQL.value else uri
+
+
+def source_out(
+    row: dict[str, Any], resource_count: int = 0, last_job: dict[str, Any] | None = None
+) -> SourceOut:
+    """The wire form of a stored data source."""
+    return SourceOut(
+        key=row["key"],
+        name=row["name"],
+        description=row["description"],
+        source_type=row["source_type"],
+        uri=shown_uri(row),
+        include_patterns=list(row["include_patterns"] or []),
+        exclude_patterns=list(row["exclude_patterns"] or []),
+        time_of_creation=row["created_ms"],
+        time_of_last_change=row["changed_ms"],
+        resource_count=resource_count,
+        last_job=job_out(last_job) if last_job else None,
+    )

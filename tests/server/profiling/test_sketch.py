@@ -1,0 +1,119 @@
+"""The value sketch: determinism, estimates within their documented error, serialisation."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from hashlib import blake2b
+
+import pyarrow as pa
+import pytest
+
+from catalog_nb.server.profiling.model import DataType
+from catalog_nb.server.profiling.sampling import sketch_chunk
+from catalog_nb.server.profiling.sketch import ValueSketch, build_sketch, hash_text
+
+
+def test_hash_is_blake2b_of_the_normalised_text() -> None:
+    expected = int.from_bytes(blake2b(b"abc", digest_size=8).digest(), "big")
+    assert hash_text("abc") == expected
+    assert build_sketch(["  ABC "]).hashes.tolist() == [expected]
+
+
+def test_hashes_are_the_same_in_another_process() -> None:
+    code = "from catalog_nb.server.profiling.sketch import hash_text; print(hash_text('x@y.org'))"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(other.stdout) == hash_text("x@y.org")
+
+
+def test_small_fields_are_exact() -> None:
+    sketch = build_sketch(["a", "b", "B", None, "c", "a", float("nan")])
+    assert not sketch.full
+    assert sketch.distinct_count() == 3  # case-insensitive: b == B
+    assert sorted(s.lower() for s in sketch.sample) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("n", [5_000, 50_000])
+def test_distinct_estimate_within_three_standard_errors(n: int) -> None:
+    sketch = build_sketch(f"id-{i}" for i in range(n))
+    assert sketch.full and len(sketch.hashes) == 256
+    assert sketch.distinct_count() == pytest.approx(n, rel=3 / (256 - 2) ** 0.5)
+
+
+def test_numbers_meet_across_types() -> None:
+    assert build_sketch([7, 8]).hashes.tolist() == build_sketch([7.0, "8"]).hashes.tolist()
+
+
+def test_containment_and_jaccard_on_constructed_sets() -> None:
+    a = build_sketch(f"k{i}" for i in range(10_000))
+    b = build_sketch(f"k{i}" for i in range(5_000, 25_000))  # holds half of a
+    inside = build_sketch(f"k{i}" for i in range(2_000, 4_000))  # wholly inside a
+    unrelated = build_sketch(f"z{i}" for i in range(10_000))
+    half = a.containment_in(b)
+    assert half.value == pytest.approx(0.5, abs=0.15) and half.sample_size > 50
+    assert inside.containment_in(a).value == pytest.approx(1.0, abs=0.05)
+    assert unrelated.containment_in(a).value == 0.0
+    # a and b share 5,000 values out of 25,000 in all
+    assert a.jaccard(b).value == pytest.approx(0.2, abs=0.08)
+    assert a.jaccard(a).value == 1.0
+
+
+def test_containment_of_small_exact_sets_is_exact() -> None:
+    small = build_sketch(["a", "b", "c", "d"])
+    big = build_sketch(["a", "b", "x"])
+    assert small.containment_in(big).value == 0.5
+    assert small.containment_in(big).sample_size == 4
+    assert build_sketch([]).containment_in(big).sample_size == 0
+
+
+def test_order_and_batching_do_not_matter() -> None:
+    values = [f"v{i}" for i in range(3_000)]
+    one = build_sketch(values)
+    batched = ValueSketch()
+    for start in range(0, 3_000, 7):
+        batched.update(reversed(values[start : start + 7]))
+    assert batched.hashes.tolist() == one.hashes.tolist()
+    assert batched.sample == one.sample
+    assert len(one.sample) == 200
+
+
+def test_round_trip_through_json() -> None:
+    sketch = build_sketch(f"user{i}@example.com" for i in range(1_000))
+    data = json.loads(json.dumps(sketch.to_dict()))
+    assert data["algorithm"] == "kmv-blake2b64" and len(data["sample"]) == 200
+    again = ValueSketch.from_dict(data)
+    assert again.hashes.tolist() == sketch.hashes.tolist()
+    assert again.sample == sketch.sample
+    assert again.distinct_count() == sketch.distinct_count()
+    with pytest.raises(ValueError):
+        ValueSketch.from_dict({**data, "algorithm": "minhash"})
+
+
+@pytest.mark.parametrize(
+    ("array", "data_type", "values"),
+    [
+        (pa.array([1, 2, None]), DataType.LONG, [1, 2]),
+        (pa.array([1.5, 2.0, 1e-7, 3e20]), DataType.DOUBLE, [1.5, 2, 1e-7, 3e20]),
+        (pa.array([" Abc", "abc ", "XY"]), DataType.STRING, ["abc", "xy"]),
+        (pa.array([True, False]), DataType.BOOLEAN, [True, False]),
+        (pa.array([dt.date(2024, 1, 5)]), DataType.DATE, [dt.date(2024, 1, 5)]),
+        (
+            pa.array([dt.datetime(2024, 1, 5, 10), dt.datetime(2024, 1, 5, 10, 0, 0, 5)]),
+            DataType.TIMESTAMP,
+            [dt.datetime(2024, 1, 5, 10), dt.datetime(2024, 1, 5, 10, 0, 0, 5)],
+        ),
+        (
+            pa.array([dt.datetime(2024, 1, 5, 10)], pa.timestamp("ns", "Europe/Paris")),
+            DataType.TIMESTAMP,
+            [dt.datetime(2024, 1, 5, 10, tzinfo=dt.UTC)],
+        ),
+    ],
+)
+def test_bulk_arrow_path_matches_python_path(
+    array: pa.Array, data_type: DataType, values: list[object]
+) -> None:
+    bulk = ValueSketch()
+    sketch_chunk(bulk, array, data_type)
+    assert bulk.hashes.tolist() == build_sketch(values).hashes.tolist()
