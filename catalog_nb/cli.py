@@ -206,7 +206,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from catalog_nb.demo.run import run_demo
 
-    return run_demo(Path(args.data_dir), port=args.port, serve=not args.once)
+    return run_demo(Path(args.data_dir), port=args.port, serve=not args.once, scale=args.scale)
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -271,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--data-dir", default=str(DEMO_DIR))
     demo.add_argument("--port", type=int, default=8765)
     demo.add_argument("--once", action="store_true", help="run the demo job, then stop")
+    demo.add_argument("--scale", type=float, default=1.0,
+                      help="size of the generated demo lake (1.0: a few thousand customers)")
     demo.set_defaults(func=cmd_demo)
     return parser
 

@@ -1,42 +1,94 @@
-"""The README's first command: start the embedded catalog and show a client working against it."""
+"""The README's first command: the demo catalog, built and profiled, then served.
+
+Steps: generate the demo lake (files and an SQLite database, deterministic) unless it is there
+already, start the embedded service with the lake as its data root, register the lake's two data
+sources, profile them through the service's own jobs, show what the catalog now knows, and serve
+until Ctrl-C.
+"""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from catalog_nb.demo.embedded import EmbeddedServer
+from catalog_nb.demo.lake import TRUTH_FILE, build_lake, lake_sources
 
 DEMO_USER = "admin"
 DEMO_PASSWORD = "catalog-demo"
+#: A second, unprivileged user, so the demo shows what an analyst sees.
+ANALYST_USER = "ana"
+ANALYST_PASSWORD = "analyst-demo"
 
 
-def run_demo(data_dir: Path, *, port: int = 8765, serve: bool = True) -> int:
-    """Start the service over ``data_dir``, log in with the client, list users; then serve.
+def _setup_catalog(cat: Any, lake: Path) -> None:
+    """Register the lake's sources (once), grant the Analyst role the files, profile both."""
+    known = set(cat.sources()["name"])
+    for payload in lake_sources(lake):
+        if payload["name"] not in known:
+            cat.create_source(payload["name"], payload["uri"], payload["sourceType"],
+                              description=payload.get("description"))
+    files_key = cat.source("demo_files")["key"]
+    analyst = cat.roles().set_index("name").loc["Analyst"]
+    if files_key not in list(analyst["data_source_keys"]):
+        cat.update_role("Analyst", data_source_keys=[*analyst["data_source_keys"], files_key])
+    if ANALYST_USER not in set(cat.users()["name"]):
+        cat.create_user(ANALYST_USER, roles=["Analyst"], password=ANALYST_PASSWORD,
+                        first_name="Ana", last_name="Lytic", email="ana@example.org")
+    for payload in lake_sources(lake):
+        job = cat.profile(payload["name"])
+        print(f"  {job['message']}")
 
-    Returns the process exit code.
+
+def run_demo(
+    data_dir: Path, *, port: int = 8765, serve: bool = True, scale: float = 1.0
+) -> int:
+    """Build the demo lake and catalog in ``data_dir``, show it, then serve (unless ``serve``
+    is False). Returns the process exit code.
     """
     import pandas as pd
 
     import catalog_nb
 
     data_dir.mkdir(parents=True, exist_ok=True)
-    server = EmbeddedServer(data_dir, port=port, admin_user=DEMO_USER,
-                            admin_password=DEMO_PASSWORD).start()
+    lake = (data_dir / "lake").resolve()
+    if not (lake / TRUTH_FILE).is_file():
+        print(f"Building the demo lake in {lake} ...", flush=True)
+        build_lake(lake, scale=scale)
+    server = EmbeddedServer(
+        data_dir, port=port, admin_user=DEMO_USER, admin_password=DEMO_PASSWORD,
+        data_roots=[lake],
+    ).start()
     try:
         with catalog_nb.connect(server.url, DEMO_USER, DEMO_PASSWORD) as cat:
-            print(f"Connected: {cat!r}")
-            with pd.option_context("display.width", 120, "display.max_columns", 8):
+            print(f"Connected: {cat!r}\nProfiling the demo sources:", flush=True)
+            _setup_catalog(cat, lake)
+            with pd.option_context("display.width", 140, "display.max_columns", 10,
+                                   "display.max_colwidth", 40):
                 print("\nUsers:")
-                print(cat.users()[["name", "roles", "admin", "password_set", "created"]])
-                print("\nRoles:")
-                print(cat.roles()[["name", "access_level", "default_role",
-                                   "metadata_access_option"]])
+                print(cat.users()[["name", "roles", "admin", "email"]].to_string(index=False))
+                print("\nData sources:")
+                print(cat.sources()[["name", "source_type", "resource_count",
+                                     "last_job_state"]].to_string(index=False))
+                frame = cat.resources(progress=False)
+                print(f"\nData resources ({len(frame)}):")
+                # A collection's partition files are listed once, through their collection.
+                folders = [p + "/" for p in frame.loc[frame["type"] == "collection", "path"]]
+                top = frame[[not str(p).startswith(tuple(folders)) for p in frame["path"]]]
+                print(top[["source", "path", "type", "format", "rows", "field_count",
+                           "state"]].to_string(index=False))
+                print("\nFields of demo_files crm/customers.csv:")
+                print(cat.fields("demo_files", "crm/customers.csv")[
+                    ["name", "data_type", "density", "distinct_count", "min", "max"]
+                ].to_string(index=False))
         print(
-            f"\nThe catalog is at {server.url}/api/v2 (docs: {server.url}/api/v2/docs), "
-            f"store in {data_dir.resolve()}.\nIn a notebook:\n"
+            f"\nThe catalog is at {server.url}/api/v2 (docs: {server.url}/api/v2/docs); its store "
+            f"and the demo lake are in {data_dir.resolve()}.\nIn a notebook:\n"
             f"    import catalog_nb\n"
-            f"    cat = catalog_nb.connect({server.url!r}, {DEMO_USER!r}, {DEMO_PASSWORD!r})"
+            f"    cat = catalog_nb.connect({server.url!r}, {DEMO_USER!r}, {DEMO_PASSWORD!r})\n"
+            f"    cat.resources()\n"
+            f"(or log in as the analyst {ANALYST_USER!r} / {ANALYST_PASSWORD!r})"
         )
         if serve:
             print("\nServing until Ctrl-C.", flush=True)

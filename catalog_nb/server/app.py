@@ -227,4 +227,41 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+_ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["message", "errorCode", "status"],
+    "properties": {
+        "message": {"type": "string"},
+        "errorCode": {"type": "string"},
+        "status": {"type": "integer"},
+        "details": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document, saying what the service really answers: validation failures are
+    400 with the error body (FastAPI would document 422), and every route may answer it."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    from fastapi.openapi.utils import get_openapi
+
+    schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
+    schema.setdefault("components", {}).setdefault("schemas", {})["Error"] = _ERROR_SCHEMA
+    error = {
+        "description": "Bad parameters or payload",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            responses.setdefault("400", error)
+    for name in ("HTTPValidationError", "ValidationError"):
+        schema["components"]["schemas"].pop(name, None)
+    app.openapi_schema = schema
+    return schema

@@ -6,19 +6,45 @@ import subprocess
 import sys
 from pathlib import Path
 
+import catalog_nb
+from catalog_nb.demo.embedded import EmbeddedServer
+from catalog_nb.demo.run import ANALYST_PASSWORD, ANALYST_USER, DEMO_PASSWORD, DEMO_USER
 
-def test_demo_starts_the_catalog_and_a_client_lists_users(tmp_path: Path) -> None:
+
+def _demo(data_dir: Path) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "catalog_nb.cli", "demo", "--once", "--port", "0",
-         "--data-dir", str(tmp_path / "demo")],
-        capture_output=True, text=True, timeout=120, check=False,
+         "--scale", "0.1", "--data-dir", str(data_dir)],
+        capture_output=True, text=True, timeout=300, check=False,
     )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_demo_builds_profiles_and_shows_the_catalog(tmp_path: Path) -> None:
+    out = _demo(tmp_path / "demo")
     assert "Connected: <Catalog http://127.0.0.1:" in out and "as admin>" in out
-    users_block = out.split("Users:")[1].split("Roles:")[0]
-    assert "admin" in users_block and "True" in users_block
-    roles_block = out.split("Roles:")[1]
-    for role in ("Administrator", "Steward", "Analyst", "Guest"):
-        assert role in roles_block
-    assert (tmp_path / "demo" / "catalog.sqlite3").is_file()
+    assert "Profiled 8 resources of data source 'demo_files': 8 new" in out
+    assert "Profiled 11 resources of data source 'demo_sql': 11 new" in out
+    listing = out.split("Data resources")[1].split("Fields of")[0]
+    for path in ("crm/customers.csv", "sales/orders", "web/access_log.jsonl",
+                 "finance/payments.parquet", "sales.customer_revenue", "hr.employees"):
+        assert path in listing
+    assert "sales/orders/2024-01.csv" not in listing  # partitions show through their collection
+    assert "catalog_nb.connect(" in out
+
+    # Running it again re-uses the lake and skips unchanged files.
+    again = _demo(tmp_path / "demo")
+    assert "8 unchanged (not read again)" in again
+
+
+def test_the_demo_catalog_is_browsable_by_the_analyst(tmp_path: Path) -> None:
+    _demo(tmp_path / "demo")
+    with EmbeddedServer(tmp_path / "demo", admin_user=DEMO_USER,
+                        admin_password=DEMO_PASSWORD) as server:
+        with catalog_nb.connect(server.url, ANALYST_USER, ANALYST_PASSWORD) as cat:
+            frame = cat.resources(progress=False)
+            # The Analyst role is granted the files only: the SQL source stays invisible.
+            assert set(frame["source"]) == {"demo_files"}
+            fields = cat.fields("demo_files", "crm/customers.csv")
+            assert {"customer_id", "contact", "ident"} <= set(fields["name"])
