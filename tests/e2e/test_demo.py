@@ -40,11 +40,10 @@ def test_demo_builds_profiles_and_shows_the_catalog(tmp_path: Path) -> None:
 
 def test_the_demo_catalog_is_browsable_by_the_analyst(tmp_path: Path) -> None:
     _demo(tmp_path / "demo")
-    with EmbeddedServer(tmp_path / "demo", admin_user=DEMO_USER,
-                        admin_password=DEMO_PASSWORD) as server:
-        with catalog_nb.connect(server.url, ANALYST_USER, ANALYST_PASSWORD) as cat:
-            frame = cat.resources(progress=False)
-            # The Analyst role is granted the files only: the SQL source stays invisible.
-            assert set(frame["source"]) == {"demo_files"}
-            fields = cat.fields("demo_files", "crm/customers.csv")
-            assert {"customer_id", "contact", "ident"} <= set(fields["name"])
+    server = EmbeddedServer(tmp_path / "demo", admin_user=DEMO_USER, admin_password=DEMO_PASSWORD)
+    with server, catalog_nb.connect(server.url, ANALYST_USER, ANALYST_PASSWORD) as cat:
+        frame = cat.resources(progress=False)
+        # The Analyst role is granted the files only: the SQL source stays invisible.
+        assert set(frame["source"]) == {"demo_files"}
+        fields = cat.fields("demo_files", "crm/customers.csv")
+        assert {"customer_id", "contact", "ident"} <= set(fields["name"])
