@@ -69,6 +69,23 @@ class TagAssociationState(StrEnum):
     SUGGESTED = "SUGGESTED"
 
 
+class TagState(StrEnum):
+    """How a tag is applied: by people (VALUE) or also by discovery's regular expression."""
+
+    VALUE = "VALUE"
+    REGEX = "REGEX"
+
+
+class Sensitivity(StrEnum):
+    """Sensitivity of a tag, least to most sensitive; a resource takes the highest of its
+    accepted tags."""
+
+    PUBLIC = "PUBLIC"
+    INTERNAL = "INTERNAL"
+    CONFIDENTIAL = "CONFIDENTIAL"
+    RESTRICTED = "RESTRICTED"
+
+
 class ResourceType(StrEnum):
     FILE = "resource_type_file"
     HDFS_FILE = "resource_type_hdfs_file"
@@ -131,6 +148,9 @@ class AuditObjectType(StrEnum):
     VIRTUAL_FOLDER = "VIRTUAL_FOLDER"
     DATASET = "DATASET"
     JOB = "JOB"
+    TAG_DOMAIN = "TAG_DOMAIN"
+    TAG = "TAG"
+    TAG_ASSOCIATION = "TAG_ASSOCIATION"
 
 
 class AuditOutcome(StrEnum):
@@ -154,6 +174,9 @@ class ErrorCode(StrEnum):
     INVALID_SOURCE_URI = "INVALID_SOURCE_URI"
     INVALID_FILTER = "INVALID_FILTER"
     INVALID_PROPERTY_VALUE = "INVALID_PROPERTY_VALUE"
+    INVALID_REGEX = "INVALID_REGEX"
+    UNKNOWN_FIELD = "UNKNOWN_FIELD"
+    TAG_CYCLE = "TAG_CYCLE"
     PARENT_CYCLE = "PARENT_CYCLE"
     # 401
     AUTHENTICATION_REQUIRED = "AUTHENTICATION_REQUIRED"
@@ -172,6 +195,10 @@ class ErrorCode(StrEnum):
     VIRTUAL_FOLDER_NOT_FOUND = "VIRTUAL_FOLDER_NOT_FOUND"
     DATASET_NOT_FOUND = "DATASET_NOT_FOUND"
     CUSTOM_PROPERTY_NOT_FOUND = "CUSTOM_PROPERTY_NOT_FOUND"
+    TAG_DOMAIN_NOT_FOUND = "TAG_DOMAIN_NOT_FOUND"
+    TAG_NOT_FOUND = "TAG_NOT_FOUND"
+    TAG_ASSOCIATION_NOT_FOUND = "TAG_ASSOCIATION_NOT_FOUND"
+    FIELD_NOT_FOUND = "FIELD_NOT_FOUND"
     # 405
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     # 409
@@ -180,9 +207,13 @@ class ErrorCode(StrEnum):
     LAST_ADMINISTRATOR = "LAST_ADMINISTRATOR"
     CANNOT_DELETE_SELF = "CANNOT_DELETE_SELF"
     ROLE_IN_USE = "ROLE_IN_USE"
+    DOMAIN_NOT_EMPTY = "DOMAIN_NOT_EMPTY"
+    TAG_HAS_CHILDREN = "TAG_HAS_CHILDREN"
+    IMMUTABLE = "IMMUTABLE"
     FOLDER_HAS_CHILDREN = "FOLDER_HAS_CHILDREN"
     GRANTED_TO_ROLE = "GRANTED_TO_ROLE"
     INCOMPATIBLE_PROPERTY_TYPE = "INCOMPATIBLE_PROPERTY_TYPE"
+    CONCURRENT_CHANGE = "CONCURRENT_CHANGE"
     # 413
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
     # 415

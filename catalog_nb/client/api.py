@@ -4,7 +4,8 @@ Reach it as ``cat.api``. It is for people who want the JSON, and for endpoints t
 :class:`~catalog_nb.client.catalog.Catalog` facade does not cover yet (``cat.api.get(...)``).
 Path parameters are URL-quoted here; bodies use the service's camelCase field names. The calls
 of the resource families (data sources, jobs, data resources, custom properties, virtual
-folders, data sets) live in :mod:`catalog_nb.client.api_resources`.
+folders, data sets) live in :mod:`catalog_nb.client.api_resources`, those of tag domains, tags
+and tag associations in :mod:`catalog_nb.client.api_tags`.
 
 Example::
 
@@ -20,6 +21,7 @@ from urllib.parse import quote
 
 from catalog_nb import contract
 from catalog_nb.client.api_resources import ResourcesApi
+from catalog_nb.client.api_tags import TagsApi
 from catalog_nb.client.http import HttpSession, Timeout
 
 __all__ = ["CatalogApi"]
@@ -32,11 +34,12 @@ def _seg(value: str) -> str:
     return quote(str(value), safe="")
 
 
-class CatalogApi(ResourcesApi):
+class CatalogApi(ResourcesApi, TagsApi):
     """One method per endpoint of ``/api/v2``; every call goes through :class:`HttpSession`.
 
     The data source, job, data resource, custom property, virtual folder and data set calls
-    come from :class:`~catalog_nb.client.api_resources.ResourcesApi`.
+    come from :class:`~catalog_nb.client.api_resources.ResourcesApi`; the tag domain, tag and
+    tag association calls from :class:`~catalog_nb.client.api_tags.TagsApi`.
     """
 
     def __init__(self, http: HttpSession) -> None:

@@ -10,6 +10,9 @@ Example::
         cat.profile("demo_files")
         cat.resources("demo_files", type="file")
         cat.fields("demo_files", "crm/customers.csv")
+        cat.tags("Sensitive")
+        cat.associations("demo_files", state="SUGGESTED")
+        cat.review_suggestions(min_weight=0.9)
 
 Frame methods return pandas DataFrames with declared columns and nullable dtypes; each has a raw
 form (``as_frame=False`` or the :attr:`Catalog.api` layer) that returns the service's JSON.
@@ -23,7 +26,9 @@ from typing import Any
 from urllib3.util.retry import Retry
 
 from catalog_nb.client.api import CatalogApi
+from catalog_nb.client.associations import AssociationsMixin
 from catalog_nb.client.audit import AuditMixin
+from catalog_nb.client.bulk import BulkMixin
 from catalog_nb.client.config import resolve
 from catalog_nb.client.errors import CatalogError
 from catalog_nb.client.folders import FoldersMixin
@@ -39,6 +44,7 @@ from catalog_nb.client.properties import CustomPropertiesMixin
 from catalog_nb.client.resources import ResourcesMixin
 from catalog_nb.client.roles import RolesMixin
 from catalog_nb.client.sources import SourcesMixin
+from catalog_nb.client.tags import TagsMixin
 from catalog_nb.client.users import UsersMixin
 
 __all__ = ["Catalog", "connect"]
@@ -55,6 +61,9 @@ class Catalog(
     ResourcesMixin,
     CustomPropertiesMixin,
     FoldersMixin,
+    TagsMixin,
+    AssociationsMixin,
+    BulkMixin,
 ):
     """A logged-in connection to one catalog service. Make one with :func:`connect`.
 
@@ -63,7 +72,9 @@ class Catalog(
     (:mod:`~catalog_nb.client.sources`), browse/profile jobs (:mod:`~catalog_nb.client.jobs`),
     data resources and their fields (:mod:`~catalog_nb.client.resources`), custom property
     definitions (:mod:`~catalog_nb.client.properties`), virtual folders and data sets
-    (:mod:`~catalog_nb.client.folders`).
+    (:mod:`~catalog_nb.client.folders`), tag domains and tags (:mod:`~catalog_nb.client.tags`),
+    tag associations with ``tag``/``untag`` (:mod:`~catalog_nb.client.associations`) and bulk
+    tagging from DataFrames (:mod:`~catalog_nb.client.bulk`).
 
     Attributes:
         api: the raw layer (:class:`~catalog_nb.client.api.CatalogApi`), one method per

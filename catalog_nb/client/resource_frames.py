@@ -84,9 +84,10 @@ def profiled_count(record: Mapping[str, Any], name: str) -> Any:
 
 
 def _tag_names(record: Mapping[str, Any]) -> list[str]:
+    """Full names (``Domain.Tag``) of the resource-level tags that are not REJECTED."""
     views = record.get("tagAssociationViewList") or []
     return [
-        str(view.get("tagName"))
+        str(view.get("tagFullName") or view.get("tagName"))
         for view in views
         if view.get("field") in (None, "") and view.get("state") != "REJECTED"
     ]

@@ -78,6 +78,13 @@ def run_demo(
                 top = frame[[not str(p).startswith(tuple(folders)) for p in frame["path"]]]
                 print(top[["source", "path", "type", "format", "rows", "field_count",
                            "state"]].to_string(index=False))
+                suggested = cat.associations(state="SUGGESTED", progress=False)
+                print(f"\nSensitive fields suggested by discovery ({len(suggested)}; review "
+                      "them with cat.review_suggestions()):")
+                if len(suggested):
+                    print(suggested.sort_values(["tag", "source", "path", "field"])[
+                        ["tag", "source", "path", "field", "weight"]
+                    ].to_string(index=False))
                 print("\nFields of demo_files crm/customers.csv:")
                 print(cat.fields("demo_files", "crm/customers.csv")[
                     ["name", "data_type", "density", "distinct_count", "min", "max"]

@@ -29,6 +29,7 @@ from catalog_nb.server.bootstrap import bootstrap
 from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.jobs import JobRunner
 from catalog_nb.server.routes import (
+    associations,
     audit,
     auth,
     custom_properties,
@@ -37,6 +38,7 @@ from catalog_nb.server.routes import (
     resources,
     roles,
     sources,
+    tags,
     users,
 )
 from catalog_nb.server.settings import Settings
@@ -222,7 +224,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Order matters: the role paths and /user/_me must be matched before /user/{key}.
     routers = (
         auth.router, roles.router, users.router, audit.router, sources.router, jobs.router,
-        resources.router, custom_properties.router, folders.router,
+        resources.router, custom_properties.router, folders.router, tags.router,
+        associations.router,
     )
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)

@@ -1,4 +1,9 @@
-"""What a new store is given on first start: the built-in roles and the first administrator."""
+"""What a new store is given on first start: the built-in roles, the built-in tag domain
+``Sensitive`` with its tags, and the first administrator.
+
+The built-in tags are checked on every start: a store that lacks them (made by an older release)
+gets them, and their code-owned definitions follow the release (``seed_builtin_tags``).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,10 @@ import logging
 from sqlalchemy import Connection
 
 from catalog_nb.contract import MIN_PASSWORD_LENGTH, AccessLevel
+from catalog_nb.server.discovery.builtin import BUILTIN_TAGS, DOMAIN_DESCRIPTION, DOMAIN_NAME
 from catalog_nb.server.security import hash_password
 from catalog_nb.server.settings import Settings
+from catalog_nb.server.store import discovery as discovery_store
 from catalog_nb.server.store import roles as role_store
 from catalog_nb.server.store import users as user_store
 
@@ -47,14 +54,42 @@ BUILTIN_ROLES: dict[str, dict[str, object]] = {
 }
 
 
+def seed_builtin_tags(conn: Connection) -> dict[str, int]:
+    """Create the built-in domain and tags where missing, refresh their definitions elsewhere.
+
+    Idempotent: a second call changes nothing. Returns how many tags were ``created``,
+    ``refreshed`` and left ``unchanged``. People's own domain of the same name is left alone
+    (with a warning): the built-ins are not poured into it.
+    """
+    outcomes = dict.fromkeys(("created", "refreshed", "unchanged"), 0)
+    domain = discovery_store.seed_domain(conn, DOMAIN_NAME, DOMAIN_DESCRIPTION)
+    if domain is None:
+        log.warning(
+            "A tag domain named %r exists that is not the built-in one: the built-in sensitive "
+            "data tags were not created. Rename that domain and restart to get them.",
+            DOMAIN_NAME,
+        )
+        return outcomes
+    for tag in BUILTIN_TAGS:
+        outcome = discovery_store.seed_tag(
+            conn, domain, tag.name, tag.code_columns(), tag.tuned_columns()
+        )
+        outcomes[outcome] += 1
+    if outcomes["created"] or outcomes["refreshed"]:
+        log.info("Built-in tags of %r: %s", DOMAIN_NAME, outcomes)
+    return outcomes
+
+
 def bootstrap(conn: Connection, settings: Settings) -> None:
-    """Give an empty store its built-in roles and, when configured, its first administrator.
+    """Give an empty store its built-in roles and, when configured, its first administrator;
+    give every store the built-in tags.
 
     Raises ValueError when the configured administrator password is too short.
     """
     if not role_store.list_all(conn):
         for name, values in BUILTIN_ROLES.items():
             role_store.create(conn, {"name": name, **values}, {})
+    seed_builtin_tags(conn)
     if user_store.count(conn):
         return
     if not settings.admin_password:

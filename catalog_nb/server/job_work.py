@@ -1,4 +1,4 @@
-"""What one browse or profile job does (run by :func:`catalog_nb.server.jobs.run_job`).
+"""What one browse, profile or discover job does (run by :func:`catalog_nb.server.jobs.run_job`).
 
 What a job does:
 
@@ -19,9 +19,14 @@ What a job does:
    together with the job's progress. A resource that cannot be profiled is recorded as ERROR and
    listed in the job's ``errors``; the job goes on and SUCCEEDS.
 
+5. **Discover** tags (:mod:`catalog_nb.server.job_discovery`): a PROFILE job ends with tag
+   discovery over what it profiled; a DISCOVER job runs it alone over the profiled resources at
+   or under ``resourcePath``, without reading the source.
+
 Counts: every resource of the job's scope lands in exactly one of ``created`` (new, and read
 without error), ``updated`` (known before, and changed or profiled again), ``unchanged``,
-``skipped`` (collection members) or ``errors``.
+``skipped`` (collection members) or ``errors``. Discovery adds its own counts
+(``suggestionsCreated``...).
 
 A RUNNING job's worker touches the job every ``job_heartbeat_seconds``; a RUNNING job silent for
 ``job_stale_seconds`` was left by a stopped process and becomes FAILED (at start-up and every
@@ -43,6 +48,7 @@ from sqlalchemy.engine import Engine
 
 from catalog_nb.contract import JobType, ResourceType, SourceType
 from catalog_nb.server.errors import ServiceError
+from catalog_nb.server.job_discovery import MAX_ERRORS, DiscoverySteps, JobFailed, JobStopped
 from catalog_nb.server.profiling import (
     ProfilingError,
     ResourceProfile,
@@ -63,8 +69,6 @@ log = logging.getLogger(__name__)
 
 #: Resources recorded per browse transaction.
 BATCH = 200
-#: Most errors one job keeps (the count goes on).
-MAX_ERRORS = 1000
 #: Least seconds between two progress writes when nothing else is written.
 PROGRESS_EVERY = 0.5
 STALE_MESSAGE = "The service stopped while the job was running; run the job again."
@@ -74,14 +78,6 @@ REQUEUED_MESSAGE = (
 
 #: Called after every step: (job key, done, total, path just handled or None).
 ProgressHook = Callable[[str, int, int | None, str | None], None]
-
-
-class JobFailed(Exception):
-    """The job cannot go on; the message is shown as the job's ``message``."""
-
-
-class JobStopped(Exception):
-    """The worker was asked to stop between two resources."""
 
 
 @dataclass
@@ -130,7 +126,7 @@ def _same_facts(current: dict[str, Any], found: ResourceProfile) -> bool:
     )
 
 
-class Work:
+class Work(DiscoverySteps):
     """One claimed job being run (see the module docstring)."""
 
     def __init__(
@@ -152,17 +148,23 @@ class Work:
         self.missing = 0
         self._created: set[str] = set()
         self._changed: set[str] = set()
+        self._profiled: set[str] = set()  # keys of the resources this job profiled
 
     # ------------------------------------------------------------------------------ running
 
     def run(self) -> str:
         with self.store.read() as conn:
             self.source = source_store.get_source(conn, str(self.job["data_source_key"]))
+        if self.job["job_type"] == JobType.DISCOVER.value:
+            return self._discover_job()  # metadata only: the source itself is not read
         try:
             found = self._browse()
             members = self._record_browse(found)
             if self.job["job_type"] == JobType.PROFILE.value:
-                return self._profile_all(found, members)
+                message = self._profile_all(found, members)
+                if self.settings.discovery_after_profile:
+                    message += " " + self._discover_after_profile()
+                return message
             return self._browse_message()
         finally:
             if self.engine is not None:
@@ -323,11 +325,12 @@ class Work:
             started = now_ms()
             profile = self._profile(target)
             with self.store.write() as conn:
-                ingest.record_profile(conn, source_key, profile, run_id=self.key,
-                                      started_ms=started)
+                outcome = ingest.record_profile(conn, source_key, profile, run_id=self.key,
+                                                started_ms=started)
                 if profile.state == ingest.ERROR:
                     self.tally.error(profile.path, profile.error_msg or "cannot be profiled")
                 else:
+                    self._profiled.add(outcome.key)
                     new = target.path in self._created
                     self.tally.counts["created" if new else "updated"] += 1
                 self.tally.done += 1

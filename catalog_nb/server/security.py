@@ -113,6 +113,44 @@ def require_admin(caller: Caller, doing: str) -> None:
     require_level(caller, AccessLevel.ADMINISTRATOR, doing)
 
 
+def granted_domains(roles: Iterable[RoleRecord]) -> frozenset[str]:
+    """The tag domain keys these roles are granted (their ``domainKeys``)."""
+    return frozenset(k for r in roles for k in r.granted("DOMAIN"))
+
+
+def domain_level(caller: Caller, domain_key: str) -> AccessLevel | None:
+    """The caller's most powerful access level *in one tag domain*.
+
+    Administrators hold every domain. Otherwise only the roles whose ``domainKeys`` include the
+    domain count, so a Steward role without the domain and an Analyst role with it make the
+    caller an Analyst there. None when no role grants the domain.
+    """
+    if caller.admin:
+        return AccessLevel.ADMINISTRATOR
+    levels = [r.access_level for r in caller.roles if domain_key in r.granted("DOMAIN")]
+    if not levels:
+        return None
+    return AccessLevel(max(levels, key=lambda lvl: _RANK.get(lvl, -1)))
+
+
+def require_domain(
+    caller: Caller, domain_key: str, domain_name: str, level: AccessLevel, doing: str
+) -> None:
+    """403 unless a role of the caller grants the tag domain at ``level`` or above."""
+    held = domain_level(caller, domain_key)
+    if held is not None and _RANK.get(held.value, -1) >= _RANK[level.value]:
+        return
+    if held is None:
+        reason = f"none of your roles includes the tag domain '{domain_name}' in its domainKeys"
+    else:
+        reason = f"your roles give {held.value} in the tag domain '{domain_name}'"
+    raise Forbidden(
+        f"{doing} needs a role with the {level.value} access level that includes the tag "
+        f"domain '{domain_name}'; {reason}.",
+        ErrorCode.PERMISSION_DENIED,
+    )
+
+
 def sees_every_source(roles: Iterable[RoleRecord]) -> bool:
     """Whether these roles lift the data source restriction altogether."""
     return any(

@@ -60,6 +60,20 @@ class Settings(BaseSettings):
         description="A RUNNING job silent this long was left by a stopped process: FAILED.",
     )
 
+    discovery_after_profile: bool = Field(
+        default=True, description="Run tag discovery on what each PROFILE job profiled."
+    )
+    discovery_regex_timeout_ms: float = Field(
+        default=100.0, gt=0, le=60_000,
+        description="Longest a tag's regular expression may take on one sampled value; a "
+        "pattern that takes longer is skipped for the field and reported in the job.",
+    )
+    discovery_min_learning_score: float = Field(
+        default=0.6, ge=0.0, le=1.0,
+        description="Least resemblance to the fields people tagged for a learning tag to be "
+        "suggested.",
+    )
+
     @field_validator("data_roots", mode="before")
     @classmethod
     def _split_roots(cls, value: object) -> object:

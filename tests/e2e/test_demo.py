@@ -32,6 +32,9 @@ def test_demo_builds_profiles_and_shows_the_catalog(tmp_path: Path) -> None:
         assert path in listing
     assert "sales/orders/2024-01.csv" not in listing  # partitions show through their collection
     assert "catalog_nb.connect(" in out
+    suggested = out.split("Sensitive fields suggested by discovery")[1].split("Fields of")[0]
+    pan = [line for line in suggested.splitlines() if line.split()[-2:-1] == ["pan_ref"]]
+    assert pan and all("Sensitive.PaymentCard" in line for line in pan)
 
     # Running it again re-uses the lake and skips unchanged files.
     again = _demo(tmp_path / "demo")

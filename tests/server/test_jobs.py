@@ -99,7 +99,6 @@ def test_jobs_are_listed_newest_first_and_filtered(boss: Http, source: dict[str,
 @pytest.mark.parametrize(
     ("body", "code", "mention"),
     [
-        ({"jobType": "DISCOVER"}, "INVALID_PAYLOAD", "discovery"),
         ({"jobType": "BROWSE", "resourcePath": "table_a.csv"}, "INVALID_PAYLOAD", "PROFILE"),
         ({"jobType": "EXPLODE"}, "INVALID_PAYLOAD", "jobType"),
         ({"jobType": "PROFILE", "state": "SUCCEEDED"}, "INVALID_PAYLOAD", "state"),

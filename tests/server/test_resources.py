@@ -48,7 +48,7 @@ OPTIONAL = (
 )
 EXTRAS = ("encoding", "collectionKey", "memberPaths", "sourceDetails")
 FIELD_KEYS = {"name", "displayName", "description", "comment", "dataType", "nullable",
-              "position", "properties"}
+              "position", "properties", "tags"}
 
 
 def _name(prefix: str) -> str:

@@ -1,9 +1,10 @@
-"""Jobs: browse or profile a data source in the background, and follow their progress.
+"""Jobs: browse, profile or discover on a data source in the background, and follow them.
 
 ``POST /job`` needs an Administrator, or a role that both has ``jobExecutionAllowed`` and sees the
-source. A data source the caller may not see answers 404, whatever else is wrong. DISCOVER jobs
-are refused (400) until discovery exists. An unknown ``resourcePath`` is not checked here (that
-needs a browse): the job FAILS with "There is no resource at ...".
+source (the same for every job type). A data source the caller may not see answers 404, whatever
+else is wrong. An unknown ``resourcePath`` is not checked here (that needs a browse): the job
+FAILS with "There is no resource at ...". DISCOVER jobs suggest tags on the profiled resources at
+or under ``resourcePath`` (see ``job_discovery``).
 """
 
 from __future__ import annotations
@@ -49,16 +50,10 @@ def _source_not_found(key: str) -> NotFound:
 
 @router.post("/job", status_code=201, response_model=JobOut, response_model_by_alias=True)
 def create_job(body: JobCreate, request: Request, caller: CallerDep, store: StoreDep) -> JobOut:
-    """Queue a BROWSE or PROFILE job of a data source; it runs in the background."""
+    """Queue a BROWSE, PROFILE or DISCOVER job of a data source; it runs in the background."""
     source_key = body.data_source_key
     with audited(store, caller, AuditAction.RUN_JOB, AuditObjectType.JOB,
                  name=f"{body.job_type.value} {source_key}") as w:
-        if body.job_type is JobType.DISCOVER:
-            raise BadRequest(
-                "DISCOVER jobs are not available yet: discovery (tag suggestions, joins, "
-                "lineage) arrives with the issues tagged discovery. Run BROWSE or PROFILE.",
-                ErrorCode.INVALID_PAYLOAD,
-            )
         source = source_store.find_source(w.conn, source_key)
         if source is None or not sees_source(caller.roles, source_key):
             raise _source_not_found(source_key)
@@ -72,8 +67,8 @@ def create_job(body: JobCreate, request: Request, caller: CallerDep, store: Stor
         path = body.resource_path.strip() if body.resource_path is not None else None
         if body.job_type is JobType.BROWSE and path:
             raise BadRequest(
-                "resourcePath limits PROFILE jobs only; a BROWSE job always reads the whole "
-                "data source.", ErrorCode.INVALID_PAYLOAD,
+                "resourcePath limits PROFILE and DISCOVER jobs only; a BROWSE job always reads "
+                "the whole data source.", ErrorCode.INVALID_PAYLOAD,
             )
         job = job_store.create(w.conn, body.job_type.value, source_key, path or None,
                                caller.name)

@@ -35,6 +35,7 @@ from catalog_nb.server.schemas.resource_query import (
 from catalog_nb.server.schemas.resources import Shaping, resource_out
 from catalog_nb.server.security import Caller, PathSpec, Visibility, require_level, visibility
 from catalog_nb.server.store import Store
+from catalog_nb.server.store import associations as association_store
 from catalog_nb.server.store import custom_properties as property_store
 from catalog_nb.server.store import folders as folder_store
 from catalog_nb.server.store import resources as resource_store
@@ -59,6 +60,9 @@ def shape(
     keys = [r["key"] for r in rows]
     ctx = Shaping(caller=caller, vis=vis, tags=tags, minimal=minimal,
                   fields=resource_store.fields_of(conn, keys) if fields else None)
+    if tags or fields or not minimal:
+        # One query for the whole page: the views, each field's tags and the sensitivity.
+        ctx.associations = association_store.of_resources(conn, keys)
     if not minimal:
         ctx.custom = property_store.values_of(conn, keys)
         collections = [r["key"] for r in rows

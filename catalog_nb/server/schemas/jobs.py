@@ -50,7 +50,10 @@ class JobOut(Wire):
 
 def job_out(row: dict[str, Any]) -> JobOut:
     """The wire form of a stored job."""
-    counts = {name: int((row.get("counts") or {}).get(name, 0)) for name in COUNT_NAMES}
+    stored = row.get("counts") or {}
+    # The five resource counts always; the counts of a job's discovery step as well.
+    counts = {name: int(stored.get(name, 0)) for name in COUNT_NAMES}
+    counts.update({name: int(value) for name, value in stored.items() if name not in counts})
     return JobOut(
         key=row["key"],
         job_type=row["job_type"],

@@ -16,7 +16,15 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from catalog_nb.contract import AccessLevel, DataAccessOption, ResourceType, SourceType
+from catalog_nb.contract import (
+    AccessLevel,
+    DataAccessOption,
+    ResourceType,
+    Sensitivity,
+    SourceType,
+    TagAssociationState,
+)
+from catalog_nb.server.schemas.associations import view_out
 from catalog_nb.server.security import Caller, PathSpec, Visibility
 
 #: What the ``resource_path`` view keeps.
@@ -27,7 +35,10 @@ WRITABLE = frozenset({"description", "richDescription", "owner", "customProperti
 #: Properties of a field people may write; the rest are profiling's.
 FIELD_WRITABLE = frozenset({"name", "displayName", "description", "comment"})
 FIELD_PROPERTIES = ("name", "displayName", "description", "comment", "dataType", "nullable",
-                    "position", "properties")
+                    "position", "properties", "tags")
+#: Rank of each sensitivity, least to most sensitive.
+_SENSITIVITY_RANK = {s.value: rank for rank, s in enumerate(Sensitivity)}
+_ACCEPTED = TagAssociationState.ACCEPTED.value
 
 _FORMAT_DISPLAY = {
     "csv": "CSV", "tsv": "TSV", "json": "JSON", "jsonl": "JSON Lines", "parquet": "Parquet",
@@ -81,8 +92,11 @@ def _value_type(name: str, value: Any) -> str:
     return "STRING"
 
 
-def field_out(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The AbstractField of a stored field; properties as ``[{name, value, type}]``."""
+def field_out(
+    row: Mapping[str, Any], tags: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """The AbstractField of a stored field; properties as ``[{name, value, type}]``, and the
+    field's tag associations (TagAssociationViews) as ``tags``."""
     properties = row["properties"] or {}
     return {
         "name": row["name"],
@@ -96,6 +110,7 @@ def field_out(row: Mapping[str, Any]) -> dict[str, Any]:
             {"name": k, "value": json_safe(v), "type": _value_type(k, v)}
             for k, v in properties.items()
         ],
+        "tags": list(tags),
     }
 
 
@@ -104,6 +119,8 @@ class Shaping:
     """Everything a page of resources is shaped with, loaded once for the whole page.
 
     ``fields`` is None when fields were not asked for (they are then left out, not empty);
+    ``associations`` holds the tag associations of the page's resources (joined with their tag
+    and domain), by resource key;
     ``folders`` are (name, source key, specs) of the virtual folders the caller sees in the
     page's sources, ``datasets`` the compiled specs per source of the data sets they see.
     """
@@ -114,6 +131,7 @@ class Shaping:
     fields: Mapping[str, list[dict[str, Any]]] | None = None
     tags: bool = False
     minimal: bool = False
+    associations: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
     members: Mapping[str, list[str]] = field(default_factory=dict)
     folders: Sequence[tuple[str, str, Sequence[PathSpec]]] = ()
     datasets: Sequence[Mapping[str, Sequence[PathSpec]]] = ()
@@ -200,7 +218,8 @@ def resource_out(row: Mapping[str, Any], ctx: Shaping) -> dict[str, Any]:
         "fileFormat": row["file_format"],
         "fileFormatDisplay": _FORMAT_DISPLAY.get(str(row["file_format"]).lower(),
                                                  row["file_format"]),
-        "sensitivity": None, "status": row["status"], "datasetVirtualFolderName": None,
+        "sensitivity": _sensitivity(ctx.associations.get(key, ())),
+        "status": row["status"], "datasetVirtualFolderName": None,
         "logicalFolderContext": None, "dataSetRootResource": None,
         "browseContextDataset": None, "virtualFolderContextName": None,
         # Optional lists and objects.
@@ -217,12 +236,27 @@ def resource_out(row: Mapping[str, Any], ctx: Shaping) -> dict[str, Any]:
     return _with_lists(out, row, ctx)
 
 
+def _sensitivity(associations: Sequence[Mapping[str, Any]]) -> str | None:
+    """The highest sensitivity of the tags of ACCEPTED associations (None without any)."""
+    found = [a["tag_sensitivity"] for a in associations
+             if a["state"] == _ACCEPTED and a["tag_sensitivity"] in _SENSITIVITY_RANK]
+    return max(found, key=_SENSITIVITY_RANK.__getitem__) if found else None
+
+
 def _with_lists(out: dict[str, Any], row: Mapping[str, Any], ctx: Shaping) -> dict[str, Any]:
+    if ctx.fields is None and not ctx.tags:
+        return out
+    views = [view_out(a, row["path"], row["source_name"])
+             for a in ctx.associations.get(row["key"], ())]
     if ctx.fields is not None:
-        out["fields"] = [field_out(f) for f in ctx.fields.get(row["key"], [])]
+        by_field: dict[str, list[dict[str, Any]]] = {}
+        for view in views:
+            if view["field"] is not None:
+                by_field.setdefault(view["field"], []).append(view)
+        out["fields"] = [field_out(f, by_field.get(f["name"], ()))
+                         for f in ctx.fields.get(row["key"], [])]
     if ctx.tags:
-        # Tag associations arrive with the tagging issue; the list is already part of the wire.
-        out["tagAssociationViewList"] = []
+        out["tagAssociationViewList"] = views
     return out
 
 

@@ -19,7 +19,7 @@ Step = Callable[[Connection], None]
 
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
-    (1, "initial schema: users, roles, sessions, audit trail, sources", None),
+    (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
 ]
 
 LATEST = MIGRATIONS[-1][0]

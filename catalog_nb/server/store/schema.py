@@ -288,8 +288,70 @@ tag_domains = Table(
     _key(),
     *_named(),
     Column("description", Text),
+    # Built-in domains (created on first start) cannot be renamed or deleted.
+    Column("immutable", Boolean, nullable=False, default=False),
     *_times(),
 )
+
+# Tags form a tree per domain; full_name is the dotted path Domain.Parent.Child. Names are unique
+# among siblings: parent_scope is the parent's key, or "" at the root, because NULLs never
+# collide in a unique constraint.
+tags = Table(
+    "tags",
+    metadata,
+    _key(),
+    Column("domain_key", String(KEY), ForeignKey("tag_domains.key"), nullable=False),
+    Column("parent_key", String(KEY), ForeignKey("tags.key")),
+    Column("parent_scope", String(KEY), nullable=False),
+    Column("name", String(MAX_NAME_LENGTH), nullable=False),
+    Column("name_fold", String(FOLD_LENGTH), nullable=False),
+    Column("full_name", Text, nullable=False),
+    Column("description", Text),
+    Column("rich_description", Text),
+    Column("tag_state", String(16), nullable=False),  # VALUE | REGEX
+    Column("state", String(16), nullable=False),  # ACCEPTED | REJECTED | SUGGESTED
+    Column("enable", Boolean, nullable=False, default=True),
+    Column("learning_enabled", Boolean, nullable=False, default=False),
+    Column("immutable", Boolean, nullable=False, default=False),
+    Column("min_score", Float),
+    Column("reg_ex", Text),
+    Column("regex_min_len", Integer),
+    Column("regex_max_len", Integer),
+    Column("regex_filter_class", String(64)),
+    Column("synonyms", JSON, nullable=False),
+    Column("sensitivity", String(32)),
+    Column("external_id", Text),
+    Column("external_source_name", Text),
+    *_times(),
+    UniqueConstraint("domain_key", "parent_scope", "name_fold", name="uq_tag_sibling"),
+)
+Index("ix_tags_domain", tags.c.domain_key)
+
+# One association per (resource, field or none, tag); field_scope is the field name, or "" for
+# the resource itself, for the same reason as tags.parent_scope.
+tag_associations = Table(
+    "tag_associations",
+    metadata,
+    _key(),
+    Column(
+        "resource_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("field_scope", Text, nullable=False),
+    Column("tag_key", String(KEY), ForeignKey("tags.key", ondelete="CASCADE"), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("semantic", String(32)),
+    Column("description", Text),
+    # Discovery's confidence (0-1) and the rules that fired; null for what people wrote.
+    Column("weight", Float),
+    Column("rules", JSON, nullable=False),
+    Column("created_by", String(MAX_NAME_LENGTH)),
+    Column("changed_by", String(MAX_NAME_LENGTH)),
+    *_times(),
+    UniqueConstraint("resource_key", "field_scope", "tag_key", name="uq_tag_association"),
+)
+Index("ix_tag_associations_tag", tag_associations.c.tag_key)
+Index("ix_tag_associations_state", tag_associations.c.state)
 
 # Path specifications: a list of {sourcePath, includePattern, excludePattern}.
 virtual_folders = Table(

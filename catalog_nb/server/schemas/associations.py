@@ -1,0 +1,134 @@
+"""Request and response models of tag associations (``/tagassociation``).
+
+The read form, TagAssociationView, is built as a plain dict (``view_out``): a metadata page
+carries the associations of up to 1,000 resources. ``AssociationView`` documents the same shape
+for the association endpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from catalog_nb.contract import TagAssociationState
+from catalog_nb.server.schemas.common import Payload, Wire
+
+_KEY = 64
+_TEXT = 100_000
+#: Most items ``POST /tagassociation/list`` takes.
+MAX_BULK = 1000
+
+_READ_ONLY = frozenset({
+    "key", "tagName", "tagFullName", "domainKey", "domainName", "resourcePath",
+    "dataSourceName", "weight", "rules", "sensitivity", "createdBy", "changedBy",
+    "timeOfCreation", "timeOfLastChange",
+})
+
+
+class _Fields(Payload):
+    read_only = _READ_ONLY
+
+    field: str | None = Field(default=None, max_length=10_000)
+    state: TagAssociationState | None = None
+    semantic: str | None = Field(default=None, max_length=32)
+    description: str | None = Field(default=None, max_length=_TEXT)
+
+    @field_validator("field")
+    @classmethod
+    def _resource_level(cls, value: str | None) -> str | None:
+        return value or None
+
+
+class AssociationIn(_Fields):
+    """Body of ``POST /tagassociation`` and item of ``POST /tagassociation/list``."""
+
+    resource_key: str = Field(max_length=_KEY)
+    tag_key: str = Field(max_length=_KEY)
+
+
+class AssociationUpdate(_Fields):
+    """Body of ``PUT /tagassociation/tagassociation/{key}``: ``state``, ``semantic`` and
+    ``description`` change; ``resourceKey``, ``tagKey`` and ``field`` may be sent but must name
+    the association's own."""
+
+    resource_key: str | None = Field(default=None, max_length=_KEY)
+    tag_key: str | None = Field(default=None, max_length=_KEY)
+
+
+class AssociationView(Wire):
+    """TagAssociationView: an association with its tag, domain and resource."""
+
+    key: str
+    tag_key: str
+    tag_name: str
+    tag_full_name: str
+    domain_key: str
+    domain_name: str
+    resource_key: str
+    resource_path: str | None
+    data_source_name: str | None
+    field: str | None
+    state: str
+    semantic: str | None
+    description: str | None
+    weight: float | None
+    rules: list[str]
+    sensitivity: str | None
+    created_by: str | None
+    changed_by: str | None
+    time_of_creation: int
+    time_of_last_change: int
+
+
+class ItemError(Wire):
+    status: int
+    error_code: str
+    message: str
+
+
+class BulkItem(Wire):
+    """One answer of ``POST /tagassociation/list``: the item's outcome, in request order."""
+
+    index: int
+    ok: bool
+    outcome: str | None = None
+    association: AssociationView | None = None
+    error: ItemError | None = None
+
+
+class AssociationPage(Wire):
+    items: list[AssociationView] = Field(alias="list")
+    total_count: int
+    start: int
+    page_size: int
+
+
+def view_out(
+    row: Mapping[str, Any], path: str | None = None, source_name: str | None = None
+) -> dict[str, Any]:
+    """The TagAssociationView of a stored association joined with its tag and domain (and its
+    resource and source, or those given)."""
+    return {
+        "key": row["key"],
+        "tagKey": row["tag_key"],
+        "tagName": row["tag_name"],
+        "tagFullName": row["tag_full_name"],
+        "domainKey": row["domain_key"],
+        "domainName": row["domain_name"],
+        "resourceKey": row["resource_key"],
+        "resourcePath": row.get("resource_path", path),
+        "dataSourceName": row.get("source_name", source_name),
+        "field": row["field_scope"] or None,
+        "state": row["state"],
+        "semantic": row["semantic"],
+        "description": row["description"],
+        "weight": row["weight"],
+        "rules": list(row["rules"] or []),
+        "sensitivity": row["tag_sensitivity"],
+        "createdBy": row["created_by"],
+        "changedBy": row["changed_by"],
+        "timeOfCreation": row["created_ms"],
+        "timeOfLastChange": row["changed_ms"],
+    }
