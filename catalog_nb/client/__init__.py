@@ -30,6 +30,7 @@ from catalog_nb.client.errors import (
     TruncatedResultWarning,
 )
 from catalog_nb.client.resource_view import Resource
+from catalog_nb.client.search import SearchResult
 
 __all__ = [
     "AuthenticationError",
@@ -47,6 +48,7 @@ __all__ = [
     "PermissionDeniedError",
     "RateLimitedError",
     "Resource",
+    "SearchResult",
     "ServerError",
     "TruncatedResultWarning",
     "connect",

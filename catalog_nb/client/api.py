@@ -5,7 +5,8 @@ Reach it as ``cat.api``. It is for people who want the JSON, and for endpoints t
 Path parameters are URL-quoted here; bodies use the service's camelCase field names. The calls
 of the resource families (data sources, jobs, data resources, custom properties, virtual
 folders, data sets) live in :mod:`catalog_nb.client.api_resources`, those of tag domains, tags
-and tag associations in :mod:`catalog_nb.client.api_tags`.
+and tag associations in :mod:`catalog_nb.client.api_tags`, those of search in
+:mod:`catalog_nb.client.api_search`.
 
 Example::
 
@@ -21,6 +22,7 @@ from urllib.parse import quote
 
 from catalog_nb import contract
 from catalog_nb.client.api_resources import ResourcesApi
+from catalog_nb.client.api_search import SearchApi
 from catalog_nb.client.api_tags import TagsApi
 from catalog_nb.client.http import HttpSession, Timeout
 
@@ -34,12 +36,13 @@ def _seg(value: str) -> str:
     return quote(str(value), safe="")
 
 
-class CatalogApi(ResourcesApi, TagsApi):
+class CatalogApi(ResourcesApi, TagsApi, SearchApi):
     """One method per endpoint of ``/api/v2``; every call goes through :class:`HttpSession`.
 
     The data source, job, data resource, custom property, virtual folder and data set calls
     come from :class:`~catalog_nb.client.api_resources.ResourcesApi`; the tag domain, tag and
-    tag association calls from :class:`~catalog_nb.client.api_tags.TagsApi`.
+    tag association calls from :class:`~catalog_nb.client.api_tags.TagsApi`; the search calls
+    from :class:`~catalog_nb.client.api_search.SearchApi`.
     """
 
     def __init__(self, http: HttpSession) -> None:

@@ -13,6 +13,7 @@ Example::
         cat.tags("Sensitive")
         cat.associations("demo_files", state="SUGGESTED")
         cat.review_suggestions(min_weight=0.9)
+        cat.search("customers", facets={"fileFormat": ["csv"]}).frame
 
 Frame methods return pandas DataFrames with declared columns and nullable dtypes; each has a raw
 form (``as_frame=False`` or the :attr:`Catalog.api` layer) that returns the service's JSON.
@@ -43,6 +44,7 @@ from catalog_nb.client.jobs import JobsMixin
 from catalog_nb.client.properties import CustomPropertiesMixin
 from catalog_nb.client.resources import ResourcesMixin
 from catalog_nb.client.roles import RolesMixin
+from catalog_nb.client.search import SearchMixin
 from catalog_nb.client.sources import SourcesMixin
 from catalog_nb.client.tags import TagsMixin
 from catalog_nb.client.users import UsersMixin
@@ -64,6 +66,7 @@ class Catalog(
     TagsMixin,
     AssociationsMixin,
     BulkMixin,
+    SearchMixin,
 ):
     """A logged-in connection to one catalog service. Make one with :func:`connect`.
 
@@ -74,7 +77,8 @@ class Catalog(
     definitions (:mod:`~catalog_nb.client.properties`), virtual folders and data sets
     (:mod:`~catalog_nb.client.folders`), tag domains and tags (:mod:`~catalog_nb.client.tags`),
     tag associations with ``tag``/``untag`` (:mod:`~catalog_nb.client.associations`) and bulk
-    tagging from DataFrames (:mod:`~catalog_nb.client.bulk`).
+    tagging from DataFrames (:mod:`~catalog_nb.client.bulk`) and faceted search
+    (:mod:`~catalog_nb.client.search`).
 
     Attributes:
         api: the raw layer (:class:`~catalog_nb.client.api.CatalogApi`), one method per

@@ -37,6 +37,7 @@ from catalog_nb.server.routes import (
     jobs,
     resources,
     roles,
+    search,
     sources,
     tags,
     users,
@@ -225,7 +226,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     routers = (
         auth.router, roles.router, users.router, audit.router, sources.router, jobs.router,
         resources.router, custom_properties.router, folders.router, tags.router,
-        associations.router,
+        associations.router, search.router,
     )
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)

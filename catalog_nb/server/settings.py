@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     job_workers: int = Field(
         default=1, ge=1, le=32, description="Background threads that run browse/profile jobs."
     )
+    search_page_max: int = Field(
+        default=100, ge=1, le=10_000, description="Largest page /search/new and /search/page give."
+    )
     profile_sample_rows: int = Field(
         default=100_000, ge=100,
         description="Rows per resource that the sample-based statistics read (counts see all).",

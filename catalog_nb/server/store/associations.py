@@ -28,6 +28,7 @@ from sqlalchemy.exc import IntegrityError
 from catalog_nb.contract import ErrorCode, TagAssociationState
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.security import Visibility
+from catalog_nb.server.store import search
 from catalog_nb.server.store.common import new_key, now_ms
 from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import (
@@ -104,6 +105,7 @@ def record_suggestion(
                 changed_ms=now,
             )
         )
+        search.refresh(conn, [resource_key])
         return "created"
     if current["state"] == TagAssociationState.REJECTED.value:
         return "rejected"
@@ -116,6 +118,7 @@ def record_suggestion(
         .where(tag_associations.c.key == current["key"])
         .values(weight=weight, rules=fired, changed_by=DISCOVERY, changed_ms=now)
     )
+    search.refresh(conn, [resource_key])
     return "updated"
 
 
@@ -279,6 +282,7 @@ def create(
                     description=values.get("description"), weight=None, rules=[],
                     created_by=actor, changed_by=actor, created_ms=now, changed_ms=now,
                 ))
+            search.refresh(conn, [resource["key"]])
             return key, "created"
         except IntegrityError:
             current = find(conn, resource["key"], field, tag["key"])
@@ -302,9 +306,12 @@ def change(
     conn.execute(update(A).where(A.c.key == current["key"]).values(
         **changed, changed_by=actor, changed_ms=now_ms(),
     ))
+    search.refresh(conn, [current["resource_key"]])
     return True
 
 
 def remove(conn: Connection, key: str) -> None:
     """Delete one association."""
+    resources = list(conn.execute(select(A.c.resource_key).where(A.c.key == key)).scalars())
     conn.execute(delete(A).where(A.c.key == key))
+    search.refresh(conn, resources)

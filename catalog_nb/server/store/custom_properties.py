@@ -21,6 +21,7 @@ from sqlalchemy import Connection, delete, insert, select, update
 
 from catalog_nb.contract import CustomPropertyType, ErrorCode
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
+from catalog_nb.server.store import search
 from catalog_nb.server.store.common import fold, new_key, now_ms, unique_name
 from catalog_nb.server.store.schema import custom_properties, resource_custom_values
 
@@ -182,6 +183,7 @@ def _retype(conn: Connection, current: Mapping[str, Any], new_type: str) -> None
             .where(table.c.resource_key == resource_key, table.c.property_key == current["key"])
             .values(value=value)
         )
+    search.refresh(conn, [resource_key for resource_key, _ in converted])
 
 
 def by_names(conn: Connection, names: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -251,3 +253,4 @@ def set_values(conn: Connection, resource_key: str, values: Mapping[str, Any]) -
     ]
     if rows:
         conn.execute(insert(table), rows)
+    search.refresh(conn, [resource_key])

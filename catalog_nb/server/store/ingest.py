@@ -17,6 +17,7 @@ from sqlalchemy import Connection, delete, insert, select, update
 
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.profiling.model import ResourceProfile, ResourceState
+from catalog_nb.server.store import search
 from catalog_nb.server.store.common import new_key, now_ms
 from catalog_nb.server.store.schema import data_resources, resource_fields
 
@@ -138,6 +139,7 @@ def record_browsed(
                        "time_of_resource_creation", "time_of_resource_change"):
             values.pop(column, None)
     outcome = _upsert(conn, source_key, profile.path, values, collection_key)
+    touched = [outcome.key]
     for member in profile.members:
         if member == profile.path:
             continue
@@ -152,7 +154,8 @@ def record_browsed(
         member_values["time_of_last_refresh"] = now
         if member_row is None:
             member_values.update(status=BROWSED, resource_state=ResourceState.OK.value)
-        _upsert(conn, source_key, member, member_values, outcome.key)
+        touched.append(_upsert(conn, source_key, member, member_values, outcome.key).key)
+    search.refresh(conn, touched)
     return outcome
 
 
@@ -211,6 +214,7 @@ def record_profile(
     outcome = _upsert(conn, source_key, profile.path, values)
     if not failed:
         _replace_fields(conn, outcome.key, profile)
+    search.refresh(conn, [outcome.key])
     return outcome
 
 
@@ -261,4 +265,5 @@ def mark_missing(conn: Connection, source_key: str, seen: Iterable[str]) -> int:
             .where(data_resources.c.key.in_(gone))
             .values(status=MISSING, changed_ms=now_ms())
         )
+        search.refresh(conn, gone)
     return len(gone)

@@ -32,6 +32,23 @@ def current_version(conn: Connection) -> int | None:
     return conn.execute(select(func.max(schema_version.c.version))).scalar_one_or_none()
 
 
+def create_search_index(conn: Connection) -> None:
+    """The engine-specific half of the keyword index over ``search_documents``: an FTS5 table
+    on SQLite (rowid = doc_id; Porter stemming), a weighted ``tsvector`` column with a GIN index
+    on PostgreSQL."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5("
+            "name, path, tags, fields, descriptions, custom, "
+            "tokenize = 'porter unicode61 remove_diacritics 2')"
+        )
+    elif conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("ALTER TABLE search_documents ADD COLUMN IF NOT EXISTS tsv tsvector")
+        conn.exec_driver_sql(
+            "CREATE INDEX IF NOT EXISTS ix_search_documents_tsv ON search_documents USING GIN (tsv)"
+        )
+
+
 def migrate(conn: Connection) -> int:
     """Bring the store to the latest version and return it.
 
@@ -41,6 +58,7 @@ def migrate(conn: Connection) -> int:
     now = int(time.time() * 1000)
     if found is None:
         metadata.create_all(conn)
+        create_search_index(conn)
         conn.execute(
             schema_version.insert(),
             [{"version": v, "description": d, "applied_ms": now} for v, d, _ in MIGRATIONS],

@@ -295,3 +295,7 @@ def annotate(
                     update(F).where(F.c.resource_key == key, F.c.name == name).values(**changes)
                 )
     conn.execute(update(R).where(R.c.key == key).values(**values, changed_ms=now_ms()))
+    # Imported here: store.search reads this module's visibility conditions.
+    from catalog_nb.server.store import search
+
+    search.refresh(conn, [key])

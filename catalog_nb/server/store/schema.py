@@ -376,3 +376,54 @@ datasets = Table(
     Column("path_specs", JSON, nullable=False),
     *_times(),
 )
+
+# The keyword index: one document per resource, its text by column (normalised: words separated
+# by single spaces), maintained by store/search.py in the transaction of every write that changes
+# it. SQLite indexes it in the FTS5 table ``search_fts`` (rowid = doc_id); PostgreSQL in the
+# ``tsv`` column with a GIN index. Both are created by migrations.create_search_index.
+search_documents = Table(
+    "search_documents",
+    metadata,
+    Column("doc_id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "resource_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        nullable=False, unique=True,
+    ),
+    Column("name", Text, nullable=False),
+    Column("path", Text, nullable=False),
+    Column("tags", Text, nullable=False),
+    Column("fields", Text, nullable=False),
+    Column("descriptions", Text, nullable=False),
+    Column("custom", Text, nullable=False),
+)
+
+# Categories of the facets that a resource row does not hold itself (tags, sensitivity, field
+# data types, custom property values: facet "cp:<property key>"), one row per category.
+search_facet_values = Table(
+    "search_facet_values",
+    metadata,
+    Column(
+        "resource_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("facet", String(64), primary_key=True),
+    Column("category", Text, primary_key=True),
+)
+Index("ix_search_facet_values_category", search_facet_values.c.facet,
+      search_facet_values.c.category)
+
+# A search's criteria and every matched key in order ([[key, score], ...]), for its session.
+stored_searches = Table(
+    "stored_searches",
+    metadata,
+    _key(),
+    Column(
+        "token_hash", String(64), ForeignKey("sessions.token_hash", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("criteria", JSON, nullable=False),
+    Column("summary", JSON, nullable=False),
+    Column("ordered", JSON, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+)
+Index("ix_stored_searches_session", stored_searches.c.token_hash, stored_searches.c.created_ms)

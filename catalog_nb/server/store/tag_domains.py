@@ -149,3 +149,7 @@ def write_full_names(conn: Connection, rows: list[dict[str, Any]]) -> None:
                                               if "b_domain" in rows[0] else {}),
         )
         conn.execute(statement, rows)
+        # Imported here: store.search needs nothing of tags, and tags import this module.
+        from catalog_nb.server.store import search
+
+        search.refresh(conn, search.resources_tagged(conn, [r["b_key"] for r in rows]))

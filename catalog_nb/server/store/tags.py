@@ -31,6 +31,7 @@ from sqlalchemy.exc import IntegrityError
 from catalog_nb.contract import ErrorCode, TagAssociationState, TagState
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
 from catalog_nb.server.security import Visibility
+from catalog_nb.server.store import search
 from catalog_nb.server.store.common import fold, new_key, now_ms
 from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import data_resources, tag_associations, tag_domains, tags
@@ -364,6 +365,7 @@ def update_tag(
         names[child] = f"{names[parent_key]}.{name}"
         rewritten.append({"b_key": child, "b_full": names[child], "b_domain": target_domain})
     write_full_names(conn, rewritten)
+    search.refresh(conn, search.resources_tagged(conn, [key, *names]))
     return get_tag(conn, key)
 
 
@@ -384,6 +386,8 @@ def delete_tag(
             f"The tag '{current['full_name']}' has child tags ({', '.join(children[:10])}); "
             "delete or move them first.", ErrorCode.TAG_HAS_CHILDREN, children=children,
         )
+    tagged = search.resources_tagged(conn, [key])
     removed = conn.execute(delete(A).where(A.c.tag_key == key)).rowcount
     conn.execute(delete(T).where(T.c.key == key))
+    search.refresh(conn, tagged)
     return current, int(removed or 0)

@@ -1,0 +1,83 @@
+"""The keyword index on PostgreSQL: a weighted ``tsvector`` column ``tsv`` of
+``search_documents`` with a GIN index (``english`` stemming). Name and path weigh A, tags and
+fields B, descriptions C, custom property values D; relevance is ``ts_rank``. A term restricted to
+one column is checked against that column's own vector too (after the indexed match)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import count
+from typing import Any
+
+from sqlalchemy import Connection, Subquery, bindparam, func, literal_column, select, text
+from sqlalchemy.sql.elements import ColumnElement
+
+from catalog_nb.server.search.query import Term
+from catalog_nb.server.store.schema import search_documents
+
+_names = count()
+_WEIGHT = {"name": "A", "path": "A", "tags": "B", "fields": "B", "descriptions": "C",
+           "custom": "D"}
+_CONFIG = "english"
+
+
+def tsquery_text(term: Term) -> str:
+    """The ``to_tsquery`` text of a term: its words (letters and digits only, so nothing in them
+    is tsquery syntax) quoted and followed one by another, ``:*`` for a prefix."""
+    parts = [f"'{w}'" for w in term.words]
+    if term.prefix:
+        parts[-1] += ":*"
+    return " <-> ".join(parts)
+
+
+class PostgresIndex:
+    """``tsvector`` + GIN over ``search_documents``."""
+
+    def documents_written(self, conn: Connection, doc_ids: Sequence[int]) -> None:
+        if not doc_ids:
+            return
+        vector = " || ".join(
+            f"setweight(to_tsvector('{_CONFIG}', {col}), '{weight}')"
+            for col, weight in _WEIGHT.items()
+        )
+        conn.execute(
+            text(f"UPDATE search_documents SET tsv = {vector} WHERE doc_id = ANY(:ids)"),
+            {"ids": [int(i) for i in doc_ids]},
+        )
+
+    def documents_removed(self, conn: Connection, doc_ids: Sequence[int]) -> None:
+        return None  # the vector lives in the document row itself
+
+    def _query(self, term: Term) -> Any:
+        name = f"tsq{next(_names)}"
+        return func.to_tsquery(literal_column(f"'{_CONFIG}'"),
+                               bindparam(name, tsquery_text(term)))
+
+    def _condition(self, term: Term) -> ColumnElement[bool]:
+        d = search_documents
+        tsv: Any = literal_column("search_documents.tsv")
+        query = self._query(term)
+        matched: ColumnElement[bool] = tsv.op("@@")(query)
+        if term.field:
+            own = func.to_tsvector(literal_column(f"'{_CONFIG}'"), d.c[term.field])
+            matched = matched & own.op("@@")(query)
+        return matched
+
+    def matches(self, term: Term) -> ColumnElement[Any]:
+        d = search_documents
+        return select(d.c.resource_key).where(self._condition(term))  # type: ignore[return-value]
+
+    def ranked(self, terms: Sequence[Term], *, every: bool) -> Subquery:
+        d = search_documents
+        conditions = [self._condition(t) for t in terms]
+        joined = " & " if every else " | "
+        name = f"tsq{next(_names)}"
+        combined = func.to_tsquery(
+            literal_column(f"'{_CONFIG}'"),
+            bindparam(name, joined.join(f"({tsquery_text(t)})" for t in terms)),
+        )
+        score = func.ts_rank(literal_column("search_documents.tsv"), combined)
+        where = conditions[0]
+        for c in conditions[1:]:
+            where = (where & c) if every else (where | c)
+        return select(d.c.resource_key, score.label("score")).where(where).subquery()

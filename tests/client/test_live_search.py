@@ -1,0 +1,163 @@
+"""``cat.search`` and ``cat.facets`` against a real service profiling the real demo lake.
+
+One server per module whose data roots hold a demo lake built at scale 0.05; the module
+registers the lake's two sources and profiles them through the client, then tags one resource,
+so every search below reads what the service's own processing and index wrote.
+"""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from catalog_nb.client import (
+    BadRequestError,
+    Catalog,
+    NotFoundError,
+    SearchResult,
+    TruncatedResultWarning,
+    connect,
+)
+from catalog_nb.client.frames import DTYPES
+from catalog_nb.client.search_frames import FACET_RESULT_COLUMNS, SEARCH_COLUMNS
+from catalog_nb.demo.lake import build_lake, lake_sources
+
+CUSTOMERS = "crm/customers.csv"
+
+
+@dataclass
+class Lake:
+    cat: Catalog
+    tag: str
+    customers_key: str
+    everything: pd.DataFrame
+
+
+@pytest.fixture(scope="module")
+def lake(
+    make_server: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Lake]:
+    root = tmp_path_factory.mktemp("search-lake")
+    build_lake(root / "acme", scale=0.05)
+    server = make_server(data_roots=[root])
+    cat = connect(server.url, server.admin_user, server.admin_password, progress=False)
+    for source in lake_sources(root / "acme"):
+        cat.create_source(source["name"], source["uri"], source["sourceType"])
+        cat.profile(source["name"], timeout=300, poll_interval=0.05)
+    domain = f"Search{uuid.uuid4().hex[:6]}"
+    cat.create_tag_domain(domain)
+    tag = cat.create_tag(f"{domain}.Contact")["fullName"]
+    customers = cat.resource("demo_files", CUSTOMERS)
+    cat.tag(customers.key, tag)
+    everything = cat.resources(custom=False)
+    yield Lake(cat, str(tag), customers.key, everything)
+    cat.close()
+
+
+@pytest.fixture
+def cat(lake: Lake) -> Catalog:
+    return lake.cat
+
+
+def test_facet_catalogue_lists_the_lake(cat: Catalog, lake: Lake) -> None:
+    catalogue = cat.facets()
+    by_facet = catalogue.groupby("facet")["category"].apply(set)
+    assert {"demo_files", "demo_sql"} <= by_facet["dataSource"]
+    assert {"file", "table"} <= by_facet["resourceType"]
+    assert "csv" in by_facet["fileFormat"]
+    assert lake.tag in by_facet["tag"]
+    for name in ("owner", "sensitivity", "fieldDataType", "sizeRange", "lastModified"):
+        assert name in by_facet.index
+
+
+def test_keyword_search_finds_the_resource(cat: Catalog, lake: Lake) -> None:
+    result = cat.search("customers")
+    assert isinstance(result, SearchResult) and result.key
+    frame = result.frame
+    assert frame.dtypes.astype(str).to_dict() == {c.name: DTYPES[c.kind] for c in SEARCH_COLUMNS}
+    row = frame[frame["key"] == lake.customers_key].iloc[0]
+    assert row["source"] == "demo_files" and row["path"] == CUSTOMERS
+    assert row["type"] == "file" and row["format"] == "csv"
+    assert lake.tag in row["tags"] and row["score"] > 0 and row["rows"] > 0
+    assert result.total == len(frame)
+
+
+def test_everything_pages_consistently(cat: Catalog, lake: Lake) -> None:
+    result = cat.search("", page_size=7)
+    assert result.total == len(lake.everything)
+    frame = result.all()
+    assert len(frame) == result.total and frame["key"].is_unique
+    assert set(frame["key"]) == set(lake.everything["key"])
+    assert [len(p) for p in result.pages()][:-1] == [7] * (result.page_count - 1)
+    assert len(result.page(result.page_count + 3)) == 0
+
+
+def test_facets_filter_and_count_honestly(cat: Catalog, lake: Lake) -> None:
+    sql = cat.search(facets={"dataSource": ["demo_sql"]})
+    expected = lake.everything[lake.everything["source"] == "demo_sql"]
+    assert sql.total == len(expected)
+    assert set(sql.all()["source"]) == {"demo_sql"}
+    facets = sql.facets
+    assert facets.dtypes.astype(str).to_dict() == {
+        c.name: DTYPES[c.kind] for c in FACET_RESULT_COLUMNS
+    }
+    sources = facets[facets["facet"] == "dataSource"].set_index("category")
+    # the selected facet keeps its other categories, with their own counts
+    assert bool(sources.loc["demo_sql", "selected"]) and not sources.loc["demo_files", "selected"]
+    assert sources.loc["demo_files", "count"] == (lake.everything["source"] == "demo_files").sum()
+    types = facets[facets["facet"] == "resourceType"]
+    assert types["count"].sum() == sql.total
+
+
+def test_refine_by_tag_and_format(cat: Catalog, lake: Lake) -> None:
+    files = cat.search("", facets={"dataSource": "demo_files"})
+    tagged = files.refine(add={"tag": lake.tag})
+    assert tagged.total == 1 and tagged.frame["key"].tolist() == [lake.customers_key]
+    csv = files.refine(remove="dataSource", add={"fileFormat": ["csv"]})
+    assert csv.total >= 1 and set(csv.all()["format"]) == {"csv"}
+    assert files.total == (lake.everything["source"] == "demo_files").sum()
+
+
+def test_sort_and_limit(cat: Catalog, lake: Lake) -> None:
+    result = cat.search("", sort="-size", limit=5, page_size=2)
+    assert result.truncated and len(result.frame) == 2
+    with pytest.warns(TruncatedResultWarning, match="first 5 of"):
+        frame = result.all()
+    sizes = frame["size"].dropna().tolist()
+    assert len(frame) == 5 and sizes == sorted(sizes, reverse=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(cat.search("customers", partial=True).all()) >= 1
+
+
+def test_advanced_query(cat: Catalog, lake: Lake) -> None:
+    either = cat.search("customers OR orders", advanced=True)
+    result = cat.search("(customers OR orders) AND NOT crm", advanced=True)
+    assert 1 <= result.total < either.total
+    assert lake.customers_key in set(either.all()["key"])
+    assert not result.all()["path"].str.contains("crm").any()
+    # field:value terms narrow by one property each.
+    csv = cat.search("format:csv", advanced=True).all()
+    assert len(csv) and set(csv["format"]) == {"csv"}
+    crm = cat.search("path:crm AND name:customers", advanced=True).all()
+    assert lake.customers_key in set(crm["key"]) and crm["path"].str.startswith("crm/").all()
+
+
+def test_errors_are_typed(cat: Catalog) -> None:
+    with pytest.raises(BadRequestError) as caught:
+        cat.search("x", facets={"noSuchFacet": ["a"]})
+    assert caught.value.error_code == "INVALID_FACET"
+    with pytest.raises(BadRequestError) as caught:
+        cat.search("name:(", advanced=True)
+    assert caught.value.error_code == "INVALID_QUERY"
+    with pytest.raises(BadRequestError):
+        cat.search("x", sort="noSuchField")
+    with pytest.raises(NotFoundError) as lost:
+        cat.api.search_page("no-such-search", start=0, size=1)
+    assert lost.value.error_code == "SEARCH_NOT_FOUND"
