@@ -147,6 +147,30 @@ def timed(repeat: int, run: Callable[[], Any]) -> list[float]:
     return samples
 
 
+def widget_clicks(url: str, repeat: int) -> list[float]:
+    """Seconds per facet click in the facet-search widget, as a notebook user sees them: the
+    click runs the new search and redraws counts, table and paging before it returns."""
+    import catalog_nb
+    from catalog_nb.notebook import FacetSearch
+
+    with catalog_nb.connect(url, "admin", ADMIN_PASSWORD) as cat:
+        panel = FacetSearch(cat, KEYWORD)
+        selector = panel.facet_selectors["fileFormat"]
+        values = [o[1] if isinstance(o, tuple) else o for o in selector.options]
+        if not values:
+            raise RuntimeError("the fileFormat facet has no categories for the keyword")
+        choices: list[tuple[Any, ...]] = [(), tuple(values[:1])]  # click on, click off
+        clicks = [0]
+
+        def click() -> None:
+            clicks[0] += 1
+            selector.value = choices[clicks[0] % 2]
+            if panel.error:
+                raise RuntimeError(panel.error)
+
+        return timed(repeat, click)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--resources", type=int, default=100_000)
@@ -208,6 +232,9 @@ def main(argv: list[str] | None = None) -> None:
                   f"{percentiles(timed(args.repeat, first_plain))}")
             print(f"(median of plain SQL, all counts: {statistics.median(plain_times) * 1000:.1f}"
                   " ms)")
+            print(f"{'widget facet click (fileFormat)':<36}"
+                  f"{percentiles(widget_clicks(server.url, args.repeat))}")
+            print(f"{'  plain SQL, same counts':<36}{percentiles(plain_times)}")
         store.dispose()
 
 
