@@ -7,12 +7,15 @@ which read the store directly to prove what a response claims (a row gone, a ses
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 import requests
-from sqlalchemy import Table, func, select
+from sqlalchemy import Table, event, func, select
 
 from catalog_nb.contract import SESSION_COOKIE
 from catalog_nb.server.store import schema
@@ -138,3 +141,27 @@ class Member:
     name: str
     key: str
     http: Http
+
+
+@contextmanager
+def counted_statements(server: Server, tables: Iterable[str]) -> Iterator[list[str]]:
+    """The SQL statements touching any of ``tables`` that the server runs inside the block.
+
+    Session and role look-ups are left out by the caller's choice of tables: a session is
+    touched only now and then, which would make counts flaky.
+    """
+    watched = tuple(tables)
+    statements: list[str] = []
+    lock = threading.Lock()
+
+    def record(*args: Any) -> None:
+        statement = str(args[2])
+        if any(table in statement for table in watched):
+            with lock:
+                statements.append(statement)
+
+    event.listen(server.store.engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(server.store.engine, "before_cursor_execute", record)

@@ -6,19 +6,16 @@ other modules' sources too), which also exercises the AND of several filters.
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from catalog_nb.contract import ErrorCode
 from tests.conftest import Http, Server
-from tests.server.helpers import assert_error
+from tests.server.helpers import assert_error, counted_statements
 from tests.server.lake import demo_files, profile_folder, profile_many, write_files
 
 Query = Callable[..., dict[str, Any]]
@@ -190,27 +187,6 @@ CATALOG_TABLES = ("data_resources", "resource_fields", "resource_custom_values",
                   "virtual_folders", "datasets")
 
 
-@contextmanager
-def counted(server: Server) -> Iterator[list[str]]:
-    """The SQL statements on catalog tables the server runs inside the block.
-
-    Session and role look-ups are left out: a session is touched only now and then.
-    """
-    statements: list[str] = []
-    lock = threading.Lock()
-
-    def record(*args: Any) -> None:
-        statement = str(args[2])
-        if any(table in statement for table in CATALOG_TABLES):
-            with lock:
-                statements.append(statement)
-
-    event.listen(server.store.engine, "before_cursor_execute", record)
-    try:
-        yield statements
-    finally:
-        event.remove(server.store.engine, "before_cursor_execute", record)
-
 
 def test_a_page_costs_the_same_queries_whatever_its_size(
     live_server: Server, admin: Http, tmp_path: Path
@@ -219,9 +195,9 @@ def test_a_page_costs_the_same_queries_whatever_its_size(
     profile_many(live_server.store, name, 1200)
     params: dict[str, Any] = {"propertyFilter": f"data_source:{name}", "views": "viewFields"}
     admin.get("/dataresource/metadata", params={**params, "pageSize": 1})  # warm the session
-    with counted(live_server) as small:
+    with counted_statements(live_server, CATALOG_TABLES) as small:
         one = admin.get("/dataresource/metadata", params={**params, "pageSize": 5})
-    with counted(live_server) as large:
+    with counted_statements(live_server, CATALOG_TABLES) as large:
         page = admin.get("/dataresource/metadata", params={**params, "pageSize": 1000})
     assert one.status_code == page.status_code == 200
     body = page.json()

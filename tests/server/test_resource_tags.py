@@ -3,17 +3,14 @@ and ``viewTags`` in ``/dataresource/metadata`` (loaded for the whole page in one
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from catalog_nb.server.store import associations as association_store
 from tests.conftest import Http, Server
+from tests.server.helpers import counted_statements
 from tests.server.lake import profile_many
 from tests.server.tag_helpers import associate, make_domain, make_tag, name, small_source
 
@@ -122,24 +119,6 @@ CATALOG_TABLES = ("data_resources", "resource_fields", "resource_custom_values",
                   "virtual_folders", "datasets", "tag_associations", "tags", "tag_domains")
 
 
-@contextmanager
-def counted(server: Server) -> Iterator[list[str]]:
-    """The SQL statements on catalog and tag tables the server runs inside the block."""
-    statements: list[str] = []
-    lock = threading.Lock()
-
-    def record(*args: Any) -> None:
-        statement = str(args[2])
-        if any(table in statement for table in CATALOG_TABLES):
-            with lock:
-                statements.append(statement)
-
-    event.listen(server.store.engine, "before_cursor_execute", record)
-    try:
-        yield statements
-    finally:
-        event.remove(server.store.engine, "before_cursor_execute", record)
-
 
 def test_tags_of_a_page_cost_the_same_queries_whatever_its_size(
     live_server: Server, admin: Http, sens: dict[str, dict[str, Any]]
@@ -158,9 +137,9 @@ def test_tags_of_a_page_cost_the_same_queries_whatever_its_size(
     params: dict[str, Any] = {"propertyFilter": f"data_source:{source}",
                               "views": "viewTags,viewFields"}
     admin.get("/dataresource/metadata", params={**params, "pageSize": 1})  # warm the session
-    with counted(live_server) as small:
+    with counted_statements(live_server, CATALOG_TABLES) as small:
         few = admin.get("/dataresource/metadata", params={**params, "pageSize": 3})
-    with counted(live_server) as large:
+    with counted_statements(live_server, CATALOG_TABLES) as large:
         many = admin.get("/dataresource/metadata", params={**params, "pageSize": 1000})
     assert few.status_code == many.status_code == 200
     listed = many.json()["list"]
