@@ -62,17 +62,22 @@ __all__ = [
     "connect",
 ]
 
-_LAZY = frozenset(__all__) - {"__version__"}
+#: Offline snapshots: read back and compared without a service.
+_SNAPSHOT = frozenset({"open_snapshot", "diff"})
+__all__ += sorted(_SNAPSHOT)
+
+_LAZY = frozenset(__all__) - {"__version__"} - _SNAPSHOT
 
 
 def __getattr__(name: str) -> Any:
     """Import the client on first use of one of its public names (PEP 562)."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module("catalog_nb.client"), name)
+    if name in _LAZY or name in _SNAPSHOT:
+        module = "catalog_nb.snapshot" if name in _SNAPSHOT else "catalog_nb.client"
+        value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'catalog_nb' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY)
+    return sorted(set(globals()) | _LAZY | _SNAPSHOT)

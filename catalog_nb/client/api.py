@@ -21,6 +21,8 @@ from typing import Any
 from urllib.parse import quote
 
 from catalog_nb import contract
+from catalog_nb.client.api_objects import ObjectsApi
+from catalog_nb.client.api_relations import RelationsApi
 from catalog_nb.client.api_resources import ResourcesApi
 from catalog_nb.client.api_search import SearchApi
 from catalog_nb.client.api_tags import TagsApi
@@ -36,7 +38,7 @@ def _seg(value: str) -> str:
     return quote(str(value), safe="")
 
 
-class CatalogApi(ResourcesApi, TagsApi, SearchApi):
+class CatalogApi(ResourcesApi, TagsApi, SearchApi, RelationsApi, ObjectsApi):
     """One method per endpoint of ``/api/v2``; every call goes through :class:`HttpSession`.
 
     The data source, job, data resource, custom property, virtual folder and data set calls

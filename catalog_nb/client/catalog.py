@@ -31,7 +31,9 @@ from catalog_nb.client.associations import AssociationsMixin
 from catalog_nb.client.audit import AuditMixin
 from catalog_nb.client.bulk import BulkMixin
 from catalog_nb.client.config import resolve
+from catalog_nb.client.coverage import CoverageMixin
 from catalog_nb.client.errors import CatalogError
+from catalog_nb.client.exports import ExportMixin
 from catalog_nb.client.folders import FoldersMixin
 from catalog_nb.client.http import (
     DEFAULT_BACKOFF,
@@ -41,10 +43,13 @@ from catalog_nb.client.http import (
     Timeout,
 )
 from catalog_nb.client.jobs import JobsMixin
+from catalog_nb.client.lineage import LineageMixin
+from catalog_nb.client.objects import ObjectsMixin
 from catalog_nb.client.properties import CustomPropertiesMixin
 from catalog_nb.client.resources import ResourcesMixin
 from catalog_nb.client.roles import RolesMixin
 from catalog_nb.client.search import SearchMixin
+from catalog_nb.client.snapshots import SnapshotMixin
 from catalog_nb.client.sources import SourcesMixin
 from catalog_nb.client.tags import TagsMixin
 from catalog_nb.client.users import UsersMixin
@@ -67,6 +72,11 @@ class Catalog(
     AssociationsMixin,
     BulkMixin,
     SearchMixin,
+    LineageMixin,
+    CoverageMixin,
+    ObjectsMixin,
+    SnapshotMixin,
+    ExportMixin,
 ):
     """A logged-in connection to one catalog service. Make one with :func:`connect`.
 

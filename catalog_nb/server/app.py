@@ -32,10 +32,16 @@ from catalog_nb.server.routes import (
     associations,
     audit,
     auth,
+    config,
     custom_properties,
+    favorites,
     folders,
     jobs,
+    joins,
+    lineage,
+    overlap,
     resources,
+    reviews,
     roles,
     search,
     sources,
@@ -226,7 +232,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     routers = (
         auth.router, roles.router, users.router, audit.router, sources.router, jobs.router,
         resources.router, custom_properties.router, folders.router, tags.router,
-        associations.router, search.router,
+        associations.router, search.router, lineage.router, joins.router, overlap.router,
+        favorites.router, reviews.router, config.router,
     )
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)

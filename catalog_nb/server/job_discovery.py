@@ -10,6 +10,9 @@
   skipped on one of its fields) - plus the discovery counts (``suggestionsCreated``,
   ``suggestionsUpdated``, ``suggestionsUnchanged``, ``suggestionsWithdrawn``, ``rejectedKept``,
   ``acceptedKept``, ``fieldsExamined``, ``resourcesExamined``, ``discoveryErrors``).
+* Both end with join and lineage discovery across the catalog
+  (:mod:`catalog_nb.server.discovery.relations`), unless ``relations_after_profile`` is off
+  for PROFILE jobs.
 * A **PROFILE** job ends with discovery over what it profiled, and over the resources of its
   scope profiled since their last discovery (a job stopped in between). Its resource counts stay
   those of profiling; the discovery counts are added, discovery's errors join the job's errors
@@ -23,6 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from catalog_nb.server.discovery import DiscoveryReport, discover
+from catalog_nb.server.discovery.relations import discover_relations
 from catalog_nb.server.discovery.runner import COUNT_NAMES as DISCOVERY_COUNTS
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
@@ -117,4 +121,23 @@ class DiscoverySteps:
             log.exception("tag discovery after profiling failed in job %s", self.key)
             self.tally.errors.append({"path": None, "message": f"Tag discovery failed: {exc}"})
             return "Tag discovery failed; see the job's errors."
+        return report.summary()
+
+    def _discover_relations(self) -> str:
+        """Joins and lineage across the catalog (see :mod:`...discovery.relations`).
+
+        Their counts join the job's; a failure is one of the job's errors, never its end.
+        """
+        try:
+            report = discover_relations(self.store, self.settings, self._check_stop)
+        except JobStopped:
+            raise
+        except Exception as exc:
+            log.exception("relationship discovery failed in job %s", self.key)
+            self.tally.errors.append({"path": None, "message": f"Join and lineage discovery "
+                                                              f"failed: {exc}"})
+            return "Join and lineage discovery failed; see the job's errors."
+        self.tally.counts.update(report.counts)
+        room = MAX_ERRORS - len(self.tally.errors)
+        self.tally.errors.extend(report.errors[:max(room, 0)])
         return report.summary()

@@ -156,7 +156,8 @@ class Work(DiscoverySteps):
         with self.store.read() as conn:
             self.source = source_store.get_source(conn, str(self.job["data_source_key"]))
         if self.job["job_type"] == JobType.DISCOVER.value:
-            return self._discover_job()  # metadata only: the source itself is not read
+            # Metadata only: the source itself is not read.
+            return self._discover_job() + " " + self._discover_relations()
         try:
             found = self._browse()
             members = self._record_browse(found)
@@ -164,6 +165,8 @@ class Work(DiscoverySteps):
                 message = self._profile_all(found, members)
                 if self.settings.discovery_after_profile:
                     message += " " + self._discover_after_profile()
+                if self.settings.relations_after_profile:
+                    message += " " + self._discover_relations()
                 return message
             return self._browse_message()
         finally:

@@ -77,6 +77,31 @@ class Settings(BaseSettings):
         "suggested.",
     )
 
+    relations_after_profile: bool = Field(
+        default=True,
+        description="Rediscover joins and lineage across the catalog after each PROFILE job.",
+    )
+    join_min_containment: float = Field(
+        default=0.8, ge=0.0, le=1.0,
+        description="Least estimated share of one field's distinct values found in another's "
+        "for the pair to be a join candidate.",
+    )
+    join_min_distinct: int = Field(
+        default=10, ge=1,
+        description="Fields with fewer distinct values (flags, statuses) are not join keys.",
+    )
+    lineage_min_containment: float = Field(
+        default=0.9, ge=0.0, le=1.0,
+        description="Least share of a file's fields and values found in an older file for "
+        "INFERRED lineage between them.",
+    )
+    lineage_max_depth: int = Field(
+        default=10, ge=1, le=1000, description="Deepest /lineage walk; larger requests are capped."
+    )
+    lineage_max_nodes: int = Field(
+        default=500, ge=1, description="Most resources one /lineage answer holds (truncated)."
+    )
+
     @field_validator("data_roots", mode="before")
     @classmethod
     def _split_roots(cls, value: object) -> object:

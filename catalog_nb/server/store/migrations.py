@@ -13,13 +13,29 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, func, inspect, select
 
-from catalog_nb.server.store.schema import metadata, schema_version
+from catalog_nb.server.store.schema import (
+    config_values,
+    favorites,
+    join_conditions,
+    lineage_edges,
+    lineage_status,
+    metadata,
+    reviews,
+    schema_version,
+)
 
 Step = Callable[[Connection], None]
+
+
+def _relations_and_objects(conn: Connection) -> None:
+    metadata.create_all(conn, tables=[lineage_edges, lineage_status, join_conditions, favorites,
+                                      reviews, config_values])
 
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
+    (2, "lineage, join conditions, favorites, reviews, configuration values",
+     _relations_and_objects),
 ]
 
 LATEST = MIGRATIONS[-1][0]

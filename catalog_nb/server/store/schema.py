@@ -427,3 +427,115 @@ stored_searches = Table(
     Column("created_ms", BigInteger, nullable=False),
 )
 Index("ix_stored_searches_session", stored_searches.c.token_hash, stored_searches.c.created_ms)
+
+# Lineage between two resources: FACTUAL from a view's SQL, INFERRED from content containment.
+# ``field_lineage`` is [{"downstreamField": name, "upstreamFields": [name, ...]}]; ``evidence``
+# says why the edge exists (parser, statements, containment figures). One edge per
+# (upstream, downstream, type); discovery replaces its own edges wholesale.
+lineage_edges = Table(
+    "lineage_edges",
+    metadata,
+    _key(),
+    Column(
+        "upstream_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column(
+        "downstream_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("lineage_type", String(16), nullable=False),
+    Column("field_lineage", JSON, nullable=False),
+    Column("evidence", JSON, nullable=False),
+    Column("score", Float),
+    *_times(),
+    UniqueConstraint("upstream_key", "downstream_key", "lineage_type", name="uq_lineage_edge"),
+)
+Index("ix_lineage_edges_up", lineage_edges.c.upstream_key)
+Index("ix_lineage_edges_down", lineage_edges.c.downstream_key)
+
+# How lineage discovery fared on one resource (a view whose SQL did not parse keeps its reason):
+# state PARSED | PARTIAL (table level only) | UNPARSED | NONE.
+lineage_status = Table(
+    "lineage_status",
+    metadata,
+    Column(
+        "resource_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("state", String(16), nullable=False),
+    Column("reason", Text),
+    Column("computed_ms", BigInteger, nullable=False),
+)
+
+# A join between fields of two resources, stored once per pair and shown from both sides as the
+# resources' joinConditions. ``signature`` is "<left cols>|<right cols>" (JSON lists cannot take
+# part in a unique constraint); ``origin`` DECLARED (a foreign key) | DISCOVERED (sketches);
+# ``cardinality`` reads left to right: 1:1, 1:N, N:1, N:M.
+join_conditions = Table(
+    "join_conditions",
+    metadata,
+    _key(),
+    Column(
+        "left_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column(
+        "right_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("left_cols", JSON, nullable=False),
+    Column("right_cols", JSON, nullable=False),
+    Column("signature", Text, nullable=False),
+    Column("origin", String(16), nullable=False),
+    Column("cardinality", String(8), nullable=False),
+    Column("left_in_right", Float),
+    Column("right_in_left", Float),
+    Column("score", Float, nullable=False),
+    Column("stats", JSON, nullable=False),
+    *_times(),
+    UniqueConstraint("left_key", "right_key", "signature", name="uq_join_condition"),
+)
+Index("ix_join_conditions_left", join_conditions.c.left_key)
+Index("ix_join_conditions_right", join_conditions.c.right_key)
+
+# A user's favorite resources (the resource's ``favorite`` flag is the caller's).
+favorites = Table(
+    "favorites",
+    metadata,
+    Column("user_key", String(KEY), ForeignKey("users.key", ondelete="CASCADE"), primary_key=True),
+    Column(
+        "resource_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("created_ms", BigInteger, nullable=False),
+)
+
+# Reviews: one per user and resource; averageRating/ratingCount are computed from them.
+reviews = Table(
+    "reviews",
+    metadata,
+    _key(),
+    Column(
+        "resource_key", String(KEY), ForeignKey("data_resources.key", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("user_key", String(KEY), ForeignKey("users.key", ondelete="CASCADE"), nullable=False),
+    Column("user_name", String(MAX_NAME_LENGTH), nullable=False),
+    Column("rating", Integer, nullable=False),
+    Column("title", Text),
+    Column("text", Text),
+    *_times(),
+    UniqueConstraint("resource_key", "user_key", name="uq_review_per_user"),
+)
+Index("ix_reviews_resource", reviews.c.resource_key)
+
+# Configuration properties changed through /config (the rest keep their settings' values).
+config_values = Table(
+    "config_values",
+    metadata,
+    Column("name", String(128), primary_key=True),
+    Column("value", JSON),
+    Column("changed_by", String(MAX_NAME_LENGTH)),
+    Column("changed_ms", BigInteger, nullable=False),
+)

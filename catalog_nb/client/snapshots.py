@@ -1,0 +1,9 @@
+"""Placeholder: filled in by its owner within this session."""
+
+from __future__ import annotations
+
+__all__ = ["SnapshotMixin"]
+
+
+class SnapshotMixin:
+    """Placeholder."""

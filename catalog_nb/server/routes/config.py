@@ -1,0 +1,7 @@
+"""Routes of /config (filled in by its owner; see the docs)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["config"])
