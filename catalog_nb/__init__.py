@@ -38,6 +38,8 @@ if TYPE_CHECKING:
         TruncatedResultWarning,
         connect,
     )
+    from catalog_nb.snapshot import diff as diff
+    from catalog_nb.snapshot import open_snapshot as open_snapshot
 
 __version__ = distribution_version()
 

@@ -8,7 +8,8 @@ Examples::
     catalog-nb user list
     catalog-nb profile demo_files              # browse + profile a data source, with progress
     catalog-nb profile demo_sql sales --browse-only
-    catalog-nb demo
+    catalog-nb demo                            # the demo catalog, the tour notebook, then serve
+    catalog-nb demo --once --no-tour --scale 0.2
 """
 
 from __future__ import annotations
@@ -147,16 +148,21 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from catalog_nb.server.auditing import audited
     from catalog_nb.server.errors import ServiceError
     from catalog_nb.server.jobs import heartbeat, run_job
+    from catalog_nb.server.runtime_config import RuntimeConfig
+    from catalog_nb.server.store import config as config_store
     from catalog_nb.server.store import jobs as job_store
     from catalog_nb.server.store import sources as source_store
 
     settings = _settings(args)
-    if args.sample_rows is not None:
-        settings = settings.model_copy(update={"profile_sample_rows": args.sample_rows})
     if args.browse_only and args.path:
         raise SystemExit("error: PATH limits profiling; --browse-only always reads the whole "
                          "data source.")
     store = _open_store(args)
+    # The values administrators set through /config apply here as in the service.
+    with store.read() as conn:
+        RuntimeConfig(settings).refresh(config_store.stored(conn))
+    if args.sample_rows is not None:
+        settings = settings.model_copy(update={"profile_sample_rows": args.sample_rows})
     job_type = JobType.BROWSE if args.browse_only else JobType.PROFILE
     try:
         with store.read() as conn:
@@ -203,10 +209,42 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0 if final["state"] == JobState.SUCCEEDED.value else 1
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export a catalog (or a snapshot) as a workbook, CSV files and/or the HTML report."""
+    if not (args.xlsx or args.html or args.csv):
+        raise SystemExit("error: nothing to export; give --xlsx FILE, --html FILE and/or "
+                         "--csv DIR.")
+    from catalog_nb.client import CatalogError, connect
+    from catalog_nb.notebook.export import ExportError, export_all
+    from catalog_nb.snapshot import SnapshotError, open_snapshot
+
+    source: Any = None
+    try:
+        if args.snapshot:
+            source = open_snapshot(args.snapshot)
+        else:
+            password = sys.stdin.readline().rstrip("\n") if args.password_stdin else None
+            source = connect(args.url, args.user, password, progress=False)
+        written = export_all(source, xlsx=args.xlsx, html=args.html, csv=args.csv,
+                             title=args.title)
+    except (CatalogError, ExportError, SnapshotError, ImportError) as exc:
+        raise SystemExit(f"error: {exc}") from exc
+    finally:
+        if source is not None and hasattr(source, "close"):
+            source.close()
+    for kind in ("xlsx", "csv", "html"):
+        if kind in written:
+            paths = written[kind] if isinstance(written[kind], list) else [written[kind]]
+            for path in paths:
+                print(f"{kind}: {path}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from catalog_nb.demo.run import run_demo
 
-    return run_demo(Path(args.data_dir), port=args.port, serve=not args.once, scale=args.scale)
+    return run_demo(Path(args.data_dir), port=args.port, serve=not args.once, scale=args.scale,
+                    tour=args.tour, stop_with_pid=args.stop_with_pid)
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -267,12 +305,37 @@ def build_parser() -> argparse.ArgumentParser:
     _store_options(profile)
     profile.set_defaults(func=cmd_profile)
 
+    export = sub.add_parser(
+        "export", help="export the catalog as a workbook, CSV files and/or an HTML report",
+        description="Connect to a catalog service (URL and credentials from --url/--user, "
+        "CATALOG_URL/CATALOG_USER/CATALOG_PASSWORD or the netrc file) or open a snapshot, and "
+        "write what is asked. Prints the paths written.",
+    )
+    export.add_argument("--xlsx", metavar="FILE", help="Excel workbook, one sheet per frame")
+    export.add_argument("--html", metavar="FILE", help="self-contained HTML report")
+    export.add_argument("--csv", metavar="DIR", help="folder of CSV files, one per frame")
+    export.add_argument("--url", help="service root (default: CATALOG_URL)")
+    export.add_argument("--user", help="user name (default: CATALOG_USER or netrc)")
+    export.add_argument("--password-stdin", action="store_true",
+                        help="read the password from the first line of standard input")
+    export.add_argument("--snapshot", metavar="DIR",
+                        help="export this snapshot folder instead of a live catalog")
+    export.add_argument("--title", help="title of the HTML report")
+    export.set_defaults(func=cmd_export)
+
     demo = sub.add_parser("demo", help="start the embedded demo catalog and show it working")
     demo.add_argument("--data-dir", default=str(DEMO_DIR))
     demo.add_argument("--port", type=int, default=8765)
     demo.add_argument("--once", action="store_true", help="run the demo job, then stop")
     demo.add_argument("--scale", type=float, default=1.0,
                       help="size of the generated demo lake (1.0: a few thousand customers)")
+    demo.add_argument("--tour", action=argparse.BooleanOptionalAction, default=True,
+                      help="execute notebooks/01-tour.ipynb against the demo and write the "
+                      "executed notebook, the HTML report and the Excel workbook to "
+                      "DATA_DIR/reports (default: on)")
+    demo.add_argument("--stop-with-pid", type=int, default=None, metavar="PID",
+                      help="serve only while process PID lives (notebooks that start the demo "
+                      "use it)")
     demo.set_defaults(func=cmd_demo)
     return parser
 

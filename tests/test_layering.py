@@ -1,4 +1,6 @@
-"""The dependency direction of DESIGN.md: ``notebook -> client -> contract <- server``.
+"""The dependency direction of DESIGN.md: ``notebook -> client -> contract <- server``, with
+the offline ``snapshot`` package beside the client (the client writes snapshots, the notebook
+reads them).
 
 Every module is parsed with ``ast`` (nothing is imported), and every import, absolute or
 relative, is resolved to the module it names. ``demo`` and ``cli`` may use both halves.
@@ -72,6 +74,17 @@ def test_client_and_notebook_never_import_server_demo_or_cli(half: str) -> None:
         assert len(modules_under("client")) >= 3
     forbidden = ("catalog_nb.server", "catalog_nb.demo", "catalog_nb.cli")
     assert violations(half, forbidden) == []
+
+
+def test_client_never_imports_notebook() -> None:
+    """The notebook half (audits, exports, drawing) builds on the client, never the reverse."""
+    assert violations("client", ("catalog_nb.notebook",)) == []
+
+
+def test_snapshot_needs_neither_server_nor_notebook() -> None:
+    forbidden = ("catalog_nb.server", "catalog_nb.notebook", "catalog_nb.demo", "catalog_nb.cli")
+    assert len(modules_under("snapshot")) >= 2
+    assert violations("snapshot", forbidden) == []
 
 
 def test_contract_imports_the_standard_library_only() -> None:

@@ -6,7 +6,9 @@ Path parameters are URL-quoted here; bodies use the service's camelCase field na
 of the resource families (data sources, jobs, data resources, custom properties, virtual
 folders, data sets) live in :mod:`catalog_nb.client.api_resources`, those of tag domains, tags
 and tag associations in :mod:`catalog_nb.client.api_tags`, those of search in
-:mod:`catalog_nb.client.api_search`.
+:mod:`catalog_nb.client.api_search`, those of lineage, join conditions and table overlap in
+:mod:`catalog_nb.client.api_relations`, those of favorites, reviews and configuration in
+:mod:`catalog_nb.client.api_objects`.
 
 Example::
 
@@ -44,7 +46,9 @@ class CatalogApi(ResourcesApi, TagsApi, SearchApi, RelationsApi, ObjectsApi):
     The data source, job, data resource, custom property, virtual folder and data set calls
     come from :class:`~catalog_nb.client.api_resources.ResourcesApi`; the tag domain, tag and
     tag association calls from :class:`~catalog_nb.client.api_tags.TagsApi`; the search calls
-    from :class:`~catalog_nb.client.api_search.SearchApi`.
+    from :class:`~catalog_nb.client.api_search.SearchApi`; lineage, join and overlap calls from
+    :class:`~catalog_nb.client.api_relations.RelationsApi`; favorite, review and configuration
+    calls from :class:`~catalog_nb.client.api_objects.ObjectsApi`.
     """
 
     def __init__(self, http: HttpSession) -> None:

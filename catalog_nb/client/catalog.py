@@ -14,6 +14,10 @@ Example::
         cat.associations("demo_files", state="SUGGESTED")
         cat.review_suggestions(min_weight=0.9)
         cat.search("customers", facets={"fileFormat": ["csv"]}).frame
+        cat.lineage(("demo_sql", "sales.top_customers"), upstream=3)   # networkx DiGraph
+        cat.impact(("demo_sql", "sales.customers"))
+        cat.join_paths(("demo_sql", "sales.products"), ("demo_sql", "sales.customers"))
+        cat.tag_coverage("demo_files")
 
 Frame methods return pandas DataFrames with declared columns and nullable dtypes; each has a raw
 form (``as_frame=False`` or the :attr:`Catalog.api` layer) that returns the service's JSON.
@@ -33,7 +37,6 @@ from catalog_nb.client.bulk import BulkMixin
 from catalog_nb.client.config import resolve
 from catalog_nb.client.coverage import CoverageMixin
 from catalog_nb.client.errors import CatalogError
-from catalog_nb.client.exports import ExportMixin
 from catalog_nb.client.folders import FoldersMixin
 from catalog_nb.client.http import (
     DEFAULT_BACKOFF,
@@ -76,7 +79,6 @@ class Catalog(
     CoverageMixin,
     ObjectsMixin,
     SnapshotMixin,
-    ExportMixin,
 ):
     """A logged-in connection to one catalog service. Make one with :func:`connect`.
 
@@ -87,8 +89,11 @@ class Catalog(
     definitions (:mod:`~catalog_nb.client.properties`), virtual folders and data sets
     (:mod:`~catalog_nb.client.folders`), tag domains and tags (:mod:`~catalog_nb.client.tags`),
     tag associations with ``tag``/``untag`` (:mod:`~catalog_nb.client.associations`) and bulk
-    tagging from DataFrames (:mod:`~catalog_nb.client.bulk`) and faceted search
-    (:mod:`~catalog_nb.client.search`).
+    tagging from DataFrames (:mod:`~catalog_nb.client.bulk`), faceted search
+    (:mod:`~catalog_nb.client.search`), lineage, impact, join graphs and paths and table
+    overlap as networkx graphs and frames (:mod:`~catalog_nb.client.lineage`), and tag coverage
+    with the tag graph (:mod:`~catalog_nb.client.coverage`); draw the graphs with
+    :mod:`catalog_nb.notebook.drawing`.
 
     Attributes:
         api: the raw layer (:class:`~catalog_nb.client.api.CatalogApi`), one method per

@@ -268,10 +268,14 @@ class HttpSession:
         *,
         params: Mapping[str, Any] | None = None,
         json: Any = None,
+        files: Mapping[str, tuple[str, bytes, str]] | None = None,
         timeout: Timeout | None = None,
         relogin: bool = True,
     ) -> Any:
         """Send ``method`` to ``/api/v2`` + ``path`` and return the decoded answer.
+
+        ``files`` sends a multipart form instead of a JSON body (``{part: (file name, content,
+        content type)}``), for the one upload of the API (``POST /overlap/table/csv``).
 
         Returns the parsed JSON, ``None`` for an empty answer (204), or the text of a
         ``text/*`` answer (CSV). ``None`` query parameters are dropped, booleans are sent as
@@ -285,11 +289,13 @@ class HttpSession:
         if self.closed:
             raise CatalogError("This catalog session is closed; call connect() again")
         method = method.upper()
-        response = self._send(method, path, params=params, body=json, timeout=timeout)
+        response = self._send(method, path, params=params, body=json, files=files,
+                              timeout=timeout)
         if response.status_code == 401 and relogin and path != _LOGIN_PATH and self.has_credentials:
             log.info("session rejected (401) on %s %s; logging in again", method, path)
             self.login()
-            response = self._send(method, path, params=params, body=json, timeout=timeout)
+            response = self._send(method, path, params=params, body=json, files=files,
+                                  timeout=timeout)
         if not response.ok:
             raise error_from_response(response)
         return self._decode(response)
@@ -302,17 +308,24 @@ class HttpSession:
         params: Mapping[str, Any] | None,
         body: Any,
         timeout: Timeout | None,
+        files: Mapping[str, tuple[str, bytes, str]] | None = None,
     ) -> requests.Response:
         url = self.api_url + (path if path.startswith("/") else "/" + path)
         data = None
+        headers = None
         if body is not None:
             data = json.dumps(body, default=_json_default).encode("utf-8")
+        if files is not None:
+            # The session's JSON Content-Type would hide the multipart boundary requests writes.
+            headers = {"Content-Type": None}
         try:
             response = self.session.request(
                 method,
                 url,
                 params=_clean_params(params),
                 data=data,
+                files=files,
+                headers=headers,
                 timeout=timeout if timeout is not None else self.timeout,
             )
         except requests.exceptions.RequestException as exc:

@@ -2,18 +2,28 @@
 
 Steps: generate the demo lake (files and an SQLite database, deterministic) unless it is there
 already, start the embedded service with the lake as its data root, register the lake's two data
-sources, profile them through the service's own jobs, show what the catalog now knows, and serve
-until Ctrl-C.
+sources, profile them through the service's own jobs, show what the catalog now knows, execute the
+tour notebook against it (``catalog_nb.demo.tour``: the executed notebook, the HTML report and the
+Excel workbook land in ``<data dir>/reports``), and serve until Ctrl-C.
+
+While it serves, ``<data dir>/server.json`` holds ``{"url", "pid", "stop_with"}`` so notebooks
+attach to it (``catalog_nb.notebook.session.open_catalog``).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import threading
 import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from catalog_nb.demo.embedded import EmbeddedServer
 from catalog_nb.demo.lake import TRUTH_FILE, build_lake, lake_sources
+from catalog_nb.notebook.session import SERVER_FILE, pid_alive, read_server_file
 
 DEMO_USER = "admin"
 DEMO_PASSWORD = "catalog-demo"
@@ -41,11 +51,30 @@ def _setup_catalog(cat: Any, lake: Path) -> None:
         print(f"  {job['message']}")
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _release(data_dir: Path) -> None:
+    """Remove the server file, when it is still this process's (a later demo on the same
+    folder may have replaced it)."""
+    found = read_server_file(data_dir)
+    if found is not None and found.get("pid") == os.getpid():
+        (data_dir / SERVER_FILE).unlink(missing_ok=True)
+
+
 def run_demo(
-    data_dir: Path, *, port: int = 8765, serve: bool = True, scale: float = 1.0
+    data_dir: Path,
+    *,
+    port: int = 8765,
+    serve: bool = True,
+    scale: float = 1.0,
+    tour: bool = True,
+    stop_with_pid: int | None = None,
 ) -> int:
-    """Build the demo lake and catalog in ``data_dir``, show it, then serve (unless ``serve``
-    is False). Returns the process exit code.
+    """Build the demo lake and catalog in ``data_dir``, show it, run the tour notebook (unless
+    ``tour`` is False), then serve (unless ``serve`` is False; ``stop_with_pid``: only while
+    that process lives). Returns the process exit code: 1 when the tour failed.
     """
     import pandas as pd
 
@@ -60,6 +89,11 @@ def run_demo(
         data_dir, port=port, admin_user=DEMO_USER, admin_password=DEMO_PASSWORD,
         data_roots=[lake],
     ).start()
+    server_file = data_dir / SERVER_FILE
+    status = 0
+    if threading.current_thread() is threading.main_thread():
+        # `kill` (and notebooks stopping the demo they started) stop it like Ctrl-C does.
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         with catalog_nb.connect(server.url, DEMO_USER, DEMO_PASSWORD) as cat:
             print(f"Connected: {cat!r}\nProfiling the demo sources:", flush=True)
@@ -95,14 +129,27 @@ def run_demo(
             f"    import catalog_nb\n"
             f"    cat = catalog_nb.connect({server.url!r}, {DEMO_USER!r}, {DEMO_PASSWORD!r})\n"
             f"    cat.resources()\n"
-            f"(or log in as the analyst {ANALYST_USER!r} / {ANALYST_PASSWORD!r})"
+            f"(or log in as the analyst {ANALYST_USER!r} / {ANALYST_PASSWORD!r}); the notebooks "
+            f"in notebooks/ attach to it with\n"
+            f"    from catalog_nb.notebook.session import open_catalog\n"
+            f"    cat = open_catalog()",
+            flush=True,
         )
+        # Notebooks opened now attach to this server instead of starting their own.
+        server_file.write_text(json.dumps({"url": server.url, "pid": os.getpid(),
+                                           "stop_with": stop_with_pid}))
+        if tour:
+            from catalog_nb.demo.tour import run_tour
+
+            status = run_tour(server.url, data_dir, DEMO_USER, DEMO_PASSWORD)
         if serve:
             print("\nServing until Ctrl-C.", flush=True)
-            while True:
-                time.sleep(3600)
+            while stop_with_pid is None or pid_alive(stop_with_pid):
+                time.sleep(1.0)
+            print("\nThe process it served ended; stopped.")
     except KeyboardInterrupt:
         print("\nStopped.")
     finally:
+        _release(data_dir)
         server.stop()
-    return 0
+    return status

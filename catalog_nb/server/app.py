@@ -25,6 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalog_nb.contract import API_PREFIX, ErrorCode, distribution_version
+from catalog_nb.server import runtime_config
 from catalog_nb.server.bootstrap import bootstrap
 from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.jobs import JobRunner
@@ -209,12 +210,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         with store.write() as conn:
             bootstrap(conn, settings)
         app.state.store = store
+        # Stored /config values win over the environment; applied before any job starts.
+        watcher = runtime_config.start(store, app.state.runtime_config)
         # Jobs left RUNNING by a stopped process fail, QUEUED ones run (server/jobs.py).
         runner = JobRunner(store, settings).start()
         app.state.jobs = runner
         try:
             yield
         finally:
+            watcher.stop()
             runner.stop()
             store.dispose()
 
@@ -227,6 +231,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
     app.state.settings = settings
+    app.state.runtime_config = runtime_config.RuntimeConfig(settings)
     install_error_handlers(app)
     # Order matters: the role paths and /user/_me must be matched before /user/{key}.
     routers = (

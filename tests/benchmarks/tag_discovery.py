@@ -20,9 +20,7 @@ positive and miss by name. Not a test: run it by hand and read the figures.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -45,6 +43,7 @@ from catalog_nb.server.store.schema import (
     tag_domains,
     tags,
 )
+from tests.benchmarks.lake_cli import lake_main
 
 KIND_TAGS = {
     "email": "EmailAddress", "phone": "PhoneNumber", "national_id": "NationalId",
@@ -188,18 +187,7 @@ def run(scale: float, seed: int, folder: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--scale", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--keep", type=Path, help="build in this folder and keep it")
-    args = parser.parse_args(argv)
-    if args.keep:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        run(args.scale, args.seed, args.keep.resolve())
-        return 0
-    with tempfile.TemporaryDirectory(prefix="tag-discovery-") as folder:
-        run(args.scale, args.seed, Path(folder))
-    return 0
+    return lake_main(run, __doc__.split("\n")[0], "tag-discovery-", argv)
 
 
 if __name__ == "__main__":

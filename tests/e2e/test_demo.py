@@ -14,7 +14,7 @@ from catalog_nb.demo.run import ANALYST_PASSWORD, ANALYST_USER, DEMO_PASSWORD, D
 def _demo(data_dir: Path) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "catalog_nb.cli", "demo", "--once", "--port", "0",
-         "--scale", "0.1", "--data-dir", str(data_dir)],
+         "--scale", "0.1", "--no-tour", "--data-dir", str(data_dir)],
         capture_output=True, text=True, timeout=300, check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from catalog_nb.client import Catalog, connect
-from catalog_nb.demo.lake import build_lake, lake_sources
+from catalog_nb.client import Catalog
 from catalog_nb.notebook import FacetSearch
+from tests.client.relation_lake import profiled_catalog
 
 CUSTOMERS = "crm/customers.csv"
 
@@ -19,13 +19,7 @@ CUSTOMERS = "crm/customers.csv"
 def cat(
     make_server: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Catalog]:
-    root = tmp_path_factory.mktemp("widget-lake")
-    build_lake(root / "acme", scale=0.05)
-    server = make_server(data_roots=[root])
-    catalog = connect(server.url, server.admin_user, server.admin_password, progress=False)
-    for source in lake_sources(root / "acme"):
-        catalog.create_source(source["name"], source["uri"], source["sourceType"])
-        catalog.profile(source["name"], timeout=300, poll_interval=0.05)
+    catalog = profiled_catalog(make_server, tmp_path_factory, "widget-lake")[0]
     yield catalog
     catalog.close()
 

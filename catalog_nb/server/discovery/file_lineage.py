@@ -1,11 +1,362 @@
-"""Placeholder replaced by its owner within this session (see docs/relations-api.md)."""
+"""INFERRED lineage: files whose fields and values are contained in an older resource.
+
+A derived copy, a cleaned subset or a filtered extract keeps (most of) its source's columns with
+the source's values, perhaps renamed or in another format. Profiling keeps a bottom-k value
+sketch per field (:mod:`catalog_nb.server.profiling.sketch`), and the containment of one field's
+distinct values in another's is estimated from two sketches alone, without reading any data.
+A row subset has the same containment as the whole, so subsets and copies score alike.
+
+Resource D (a profiled file or collection, never a collection's member) is derived from
+resource S (a file, collection, table or view) when:
+
+* at least :data:`MIN_FIELD_SHARE` of D's fields that have values are *matched*: a field of S of
+  a compatible type contains at least ``lineage_min_containment`` of the field's values. A field
+  with fewer than ``join_min_distinct`` distinct values (flags, statuses) only matches a field of
+  the same name, since a handful of values is contained almost anywhere; at least
+  :data:`MIN_MATCHED_FIELDS` fields match, one of them with enough distinct values;
+* D has no more rows than S;
+* S is older: its ``timeOfResourceChange`` is earlier (equal times never make an edge). A table
+  or view whose change time the database does not give counts as older than any file: databases
+  are where files are exported from, never the other way round here.
+
+The score is the matched share times the mean containment of the matched fields. A resource
+derived from several candidates keeps the best, plus any within :data:`TIE` of it, and then
+drops a candidate that is itself upstream of another kept one (a cleaned subset of an export is
+derived from the export, not also from the export's table): edges stay direct.
+
+The work grows with the number of fields times the sketch size (see :class:`Inference`): all
+sketches' hashes sit in one sorted array, and a field's shared hashes with every other field of
+the catalog come from a few vector operations, never from comparing pairs one by one.
+"""
 
 from __future__ import annotations
 
+import logging
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from catalog_nb.contract import ResourceType
 from catalog_nb.server.discovery.relation_report import StepReport
+from catalog_nb.server.profiling.sketch import ValueSketch
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
+from catalog_nb.server.store import lineage as lineage_store
+from catalog_nb.server.store.lineage import FACTUAL, INFERRED, EdgeRecord
+
+log = logging.getLogger(__name__)
+
+#: Least share of a derived resource's fields (with values) that must be matched.
+MIN_FIELD_SHARE = 0.75
+#: Fewest matched fields: one shared column is a join, not a copy.
+MIN_MATCHED_FIELDS = 2
+#: Candidates scoring within this of the best one are kept too.
+TIE = 0.02
+#: Fewest of a field's hashes an estimate may rest on.
+MIN_SAMPLE = 8
+
+_DERIVED_TYPES = frozenset({ResourceType.FILE.value, ResourceType.HDFS_FILE.value,
+                            ResourceType.COLLECTION.value})
+_SQL_TYPES = frozenset({ResourceType.TABLE.value, ResourceType.VIEW.value})
+_NUMBERS = frozenset({"LONG", "DOUBLE"})
+_TIMES = frozenset({"DATE", "TIMESTAMP"})
+_SCALARS = _NUMBERS | _TIMES | {"STRING", "BOOLEAN"}
+
+
+def compatible(one: str, two: str) -> bool:
+    """Whether fields of these data types may hold the same values.
+
+    Equal types; numbers with numbers; dates with timestamps; and text with any scalar, since a
+    CSV column of numbers or dates may be typed as text on the other side (the sketches
+    normalise values, so ``7`` and ``"7"`` agree).
+
+    >>> compatible("STRING", "LONG"), compatible("LONG", "DATE")
+    (True, False)
+    """
+    if one == two:
+        return True
+    if (one in _NUMBERS and two in _NUMBERS) or (one in _TIMES and two in _TIMES):
+        return True
+    return "STRING" in (one, two) and one in _SCALARS and two in _SCALARS
+
+
+@dataclass
+class Field:
+    """One sketched field of a candidate resource."""
+
+    resource: str
+    name: str
+    data_type: str
+    distinct: float
+    hashes: np.ndarray
+    threshold: int
+
+
+@dataclass
+class Resource:
+    """A candidate resource of file lineage."""
+
+    key: str
+    path: str
+    resource_type: str
+    rows: int | None
+    changed: int | None
+    fields: list[Field] = field(default_factory=list)
+
+    @property
+    def derivable(self) -> bool:
+        return self.resource_type in _DERIVED_TYPES
+
+
+@dataclass
+class Candidate:
+    """Why ``upstream`` may be the source of ``downstream``."""
+
+    upstream: Resource
+    downstream: Resource
+    matches: dict[str, tuple[str, float]]
+    derived_fields: int
+    score: float
+    direction: str
+
+    def edge(self) -> EdgeRecord:
+        """The edge to store, with its evidence and field lineage in the derived field order."""
+        containments = [c for _, c in self.matches.values()]
+        rows = (self.downstream.rows, self.upstream.rows)
+        ratio = rows[0] / rows[1] if rows[0] is not None and rows[1] else None
+        order = [f.name for f in self.downstream.fields if f.name in self.matches]
+        return EdgeRecord(
+            upstream_key=self.upstream.key, downstream_key=self.downstream.key,
+            lineage_type=INFERRED, score=round(self.score, 4),
+            field_lineage=[{"downstreamField": name, "upstreamFields": [self.matches[name][0]]}
+                           for name in order],
+            evidence={
+                "method": "sketchContainment",
+                "matchedFields": len(self.matches),
+                "derivedFields": self.derived_fields,
+                "fieldShare": round(len(self.matches) / self.derived_fields, 4),
+                "meanContainment": round(sum(containments) / len(containments), 4),
+                "rowRatio": round(ratio, 4) if ratio is not None else None,
+                "upstreamRows": rows[1], "downstreamRows": rows[0],
+                "unmatchedFields": [f.name for f in self.downstream.fields
+                                    if f.name not in self.matches and len(f.hashes)],
+                "direction": self.direction,
+            },
+        )
+
+
+def _field(resource: str, row: Mapping[str, Any]) -> Field | None:
+    try:
+        # Without the raw sample: rebuilding its map re-hashes every sample value, and lineage
+        # needs only the hashes (most of the step's time went there).
+        sketch = ValueSketch.from_dict({**row["sketch"], "sample": []})
+    except (ValueError, KeyError, TypeError):
+        return None  # a sketch of another algorithm, or damaged: nothing to compare
+    properties = row.get("properties") or {}
+    distinct = properties.get("distinctCount")
+    estimate = float(distinct) if isinstance(distinct, int | float) else sketch.distinct_count()
+    return Field(resource, str(row["name"]), str(row["data_type"]), estimate, sketch.hashes,
+                 sketch.threshold)
+
+
+def load(rows: Iterable[Mapping[str, Any]]) -> list[Resource]:
+    """Candidate resources from :func:`catalog_nb.server.store.lineage.inference_candidates`."""
+    found = []
+    for row in rows:
+        resource = Resource(str(row["key"]), str(row["path"]), str(row["resource_type"]),
+                            row["row_count"], row["time_of_resource_change"])
+        resource.fields = [f for f in (_field(resource.key, r) for r in row["fields"])
+                           if f is not None]
+        found.append(resource)
+    return found
+
+
+def direction(upstream: Resource, downstream: Resource) -> str | None:
+    """How ``upstream`` is known to be older than ``downstream`` (None: it is not)."""
+    if upstream.changed is not None and downstream.changed is not None:
+        return "time" if upstream.changed < downstream.changed else None
+    if upstream.resource_type in _SQL_TYPES and upstream.changed is None:
+        return "databaseExport"
+    return None
+
+
+class Inference:
+    """File lineage over one snapshot of the catalog's candidates.
+
+    Every field's hashes go into one sorted array (with the field each came from). For one
+    field of a derived resource, binary searches find every occurrence of its hashes in that
+    array at once, and a ``bincount`` over the owning fields gives its shared hashes with every
+    other field of the catalog; the containment estimates follow from those counts and the
+    sketches' thresholds exactly as :meth:`ValueSketch.containment_in` computes them. So a
+    derived resource costs a few vector operations per field, not a comparison per pair.
+    """
+
+    def __init__(self, resources: Sequence[Resource], min_containment: float,
+                 min_distinct: int) -> None:
+        # Resources without sketched fields can be neither side (and would make empty segments).
+        self.resources = [r for r in resources if r.fields]
+        self.min_containment = min_containment
+        self.min_distinct = min_distinct
+        self.fields = [f for r in self.resources for f in r.fields]
+        self.owner = np.array([i for i, r in enumerate(self.resources) for _ in r.fields],
+                              dtype=np.int64)
+        self.starts = np.array([0, *np.cumsum([len(r.fields) for r in self.resources])[:-1]],
+                               dtype=np.int64) if self.resources else np.zeros(0, np.int64)
+        self.thresholds = np.array([f.threshold for f in self.fields], dtype=np.uint64)
+        self.types = np.array([f.data_type for f in self.fields], dtype=object)
+        self.names = np.array([f.name.casefold() for f in self.fields], dtype=object)
+        self.compatible = {t: np.array([compatible(t, o) for o in self.types], dtype=bool)
+                           for t in set(self.types.tolist())}
+        sizes = [len(f.hashes) for f in self.fields]
+        every = (np.concatenate([f.hashes for f in self.fields]) if self.fields
+                 else np.zeros(0, np.uint64))
+        ids = np.repeat(np.arange(len(self.fields), dtype=np.int64), sizes)
+        order = np.argsort(every, kind="stable")
+        self.hashes = every[order]
+        self.hash_field = ids[order]
+
+    def _containment(self, item: Field) -> tuple[np.ndarray, np.ndarray]:
+        """The containment of ``item`` in every field of the catalog, and the number of
+        hashes each estimate rests on."""
+        left = np.searchsorted(self.hashes, item.hashes, side="left")
+        right = np.searchsorted(self.hashes, item.hashes, side="right")
+        lengths = right - left
+        total = int(lengths.sum())
+        ends = np.cumsum(lengths)
+        positions = np.arange(total) - np.repeat(ends - lengths, lengths) + np.repeat(left, lengths)
+        hits = np.bincount(self.hash_field[positions], minlength=len(self.fields))
+        limits = np.minimum(self.thresholds, np.uint64(item.threshold))
+        samples = np.searchsorted(item.hashes, limits, side="right")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = np.where(samples > 0, hits / np.maximum(samples, 1), 0.0)
+        return shares, samples
+
+    def _allowed(self, item: Field) -> np.ndarray:
+        """Which fields of the catalog may match ``item`` at all: compatible types, and the same
+        name for a field of few distinct values."""
+        allowed = self.compatible.get(item.data_type)
+        if allowed is None:
+            allowed = np.array([compatible(item.data_type, o) for o in self.types], dtype=bool)
+        if item.distinct < self.min_distinct:
+            allowed = allowed & (self.names == item.name.casefold())
+        return allowed
+
+    def _best_field(self, item: Field, shares: np.ndarray, ok: np.ndarray,
+                    index: int) -> tuple[str, float] | None:
+        """The field of resource ``index`` that best contains ``item``'s values, if one does."""
+        start = int(self.starts[index])
+        best: tuple[tuple[float, int, float], str, float] | None = None
+        for offset, other in enumerate(self.resources[index].fields):
+            if not ok[start + offset]:
+                continue
+            share = float(shares[start + offset])
+            same_name = other.name.casefold() == item.name.casefold()
+            closeness = -abs(math.log((other.distinct + 1) / (item.distinct + 1)))
+            rank = (share, int(same_name), closeness)
+            if best is None or rank > best[0]:
+                best = (rank, other.name, share)
+        return None if best is None else (best[1], best[2])
+
+    def _for(self, derived_index: int) -> list[Candidate]:
+        derived = self.resources[derived_index]
+        valued = [f for f in derived.fields if len(f.hashes)]
+        if len(valued) < MIN_MATCHED_FIELDS or not self.fields:
+            return []
+        needed = max(MIN_MATCHED_FIELDS, math.ceil(MIN_FIELD_SHARE * len(valued) - 1e-9))
+        matched_rows, shares_rows = [], []
+        for item in valued:
+            shares, samples = self._containment(item)
+            ok = (self._allowed(item) & (shares >= self.min_containment)
+                  & (samples >= min(MIN_SAMPLE, len(item.hashes)))
+                  & (self.owner != derived_index))
+            matched_rows.append(ok)
+            shares_rows.append(shares)
+        matched = np.vstack(matched_rows)
+        per_resource = np.logical_or.reduceat(matched, self.starts, axis=1)
+        counts = per_resource.sum(axis=0)
+        found = []
+        for index in np.flatnonzero(counts >= needed).tolist():
+            source = self.resources[index]
+            how = direction(source, derived)
+            if how is None:
+                continue
+            if derived.rows is not None and source.rows is not None and derived.rows > source.rows:
+                continue
+            matches: dict[str, tuple[str, float]] = {}
+            for row, item in enumerate(valued):
+                if per_resource[row, index]:
+                    best = self._best_field(item, shares_rows[row], matched[row], index)
+                    if best is not None:
+                        matches[item.name] = best
+            anchored = any(f.distinct >= self.min_distinct for f in valued if f.name in matches)
+            if not anchored:
+                continue
+            share = len(matches) / len(valued)
+            mean = sum(c for _, c in matches.values()) / len(matches)
+            found.append(Candidate(source, derived, matches, len(valued), share * mean, how))
+        return found
+
+    def candidates(self) -> list[Candidate]:
+        """The best candidate sources of every derivable resource (ties kept)."""
+        kept: list[Candidate] = []
+        for index, derived in enumerate(self.resources):
+            if not derived.derivable:
+                continue
+            found = self._for(index)
+            if not found:
+                continue
+            best = max(c.score for c in found)
+            kept.extend(c for c in found if c.score >= best - TIE)
+        return kept
+
+
+def _ancestors(start: str, parents: Mapping[str, Iterable[str]]) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for parent in parents.get(todo.pop(), ()):
+            if parent not in seen:
+                seen.add(parent)
+                todo.append(parent)
+    return seen
+
+
+def direct_only(candidates: Sequence[Candidate],
+                factual: Iterable[tuple[str, str]]) -> list[Candidate]:
+    """Drop a candidate source that is upstream of another kept source of the same resource
+    (through kept candidates or FACTUAL edges), so each edge is a direct derivation."""
+    parents: dict[str, set[str]] = defaultdict(set)
+    for up, down in factual:
+        parents[down].add(up)
+    for c in candidates:
+        parents[c.downstream.key].add(c.upstream.key)
+    by_derived: dict[str, list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        by_derived[c.downstream.key].append(c)
+    kept = []
+    for group in by_derived.values():
+        sources = {c.upstream.key for c in group}
+        direct = [c for c in group
+                  if not any(c.upstream.key in _ancestors(o, parents)
+                             for o in sources - {c.upstream.key})]
+        # Sources upstream of each other both ways (a cycle) would drop them all: keep the best.
+        kept.extend(direct or [max(group, key=lambda c: c.score)])
+    return kept
 
 
 def infer(store: Store, settings: Settings) -> StepReport:
-    return StepReport()
+    """Recompute every INFERRED edge from the stored sketches, replacing the earlier ones."""
+    with store.read() as conn:
+        resources = load(lineage_store.inference_candidates(conn))
+        factual = lineage_store.edge_pairs(conn, FACTUAL)
+    inference = Inference(resources, settings.lineage_min_containment,
+                          settings.join_min_distinct)
+    edges = [c.edge() for c in direct_only(inference.candidates(), factual)]
+    with store.write() as conn:
+        stored = lineage_store.replace_edges(conn, INFERRED, edges)
+    summary = f"File lineage: {stored} inferred edges." if resources else ""
+    return StepReport(counts={"inferredEdges": stored}, summary=summary)

@@ -25,6 +25,7 @@ from catalog_nb.contract import (
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import NotFound
+from catalog_nb.server.schemas.joins import by_resource as joins_by_resource
 from catalog_nb.server.schemas.resource_query import (
     check_paging,
     parse_filters,
@@ -37,8 +38,11 @@ from catalog_nb.server.security import Caller, PathSpec, Visibility, require_lev
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import associations as association_store
 from catalog_nb.server.store import custom_properties as property_store
+from catalog_nb.server.store import favorites as favorite_store
 from catalog_nb.server.store import folders as folder_store
+from catalog_nb.server.store import joins as join_store
 from catalog_nb.server.store import resources as resource_store
+from catalog_nb.server.store import reviews as review_store
 from catalog_nb.server.store import sources as source_store
 
 router = APIRouter(tags=["data resources"])
@@ -55,8 +59,10 @@ def shape(
     fields: bool = True,
     tags: bool = True,
     minimal: bool = False,
+    joins: bool = False,
 ) -> list[dict[str, Any]]:
-    """The wire form of resource rows, with their extras loaded in one query each."""
+    """The wire form of resource rows, with their extras loaded in one query each;
+    ``joins`` adds their join conditions (the detail form: three more queries)."""
     keys = [r["key"] for r in rows]
     ctx = Shaping(caller=caller, vis=vis, tags=tags, minimal=minimal,
                   fields=resource_store.fields_of(conn, keys) if fields else None)
@@ -65,6 +71,10 @@ def shape(
         ctx.associations = association_store.of_resources(conn, keys)
     if not minimal:
         ctx.custom = property_store.values_of(conn, keys)
+        ctx.favorites = favorite_store.flags(conn, caller.key, keys)
+        ctx.ratings = review_store.rating_stats(conn, keys)
+        if joins:
+            ctx.joins = joins_by_resource(join_store.of_resources(conn, vis, keys), keys)
         collections = [r["key"] for r in rows
                        if r["resource_type"] == ResourceType.COLLECTION.value]
         ctx.members = resource_store.members_of(conn, collections)
@@ -142,7 +152,7 @@ def get_by_path(
     with store.read() as conn:
         vis = visibility(conn, caller.roles)
         row = resource_store.get_visible_by_path(conn, vis, source_name, resource_path)
-        return JSONResponse(shape(conn, caller, vis, [row])[0])
+        return JSONResponse(shape(conn, caller, vis, [row], joins=True)[0])
 
 
 @router.get("/dataresource/{key}")
@@ -151,7 +161,7 @@ def get_resource(key: str, caller: CallerDep, store: StoreDep) -> JSONResponse:
     with store.read() as conn:
         vis = visibility(conn, caller.roles)
         row = resource_store.get_visible(conn, vis, key)
-        return JSONResponse(shape(conn, caller, vis, [row])[0])
+        return JSONResponse(shape(conn, caller, vis, [row], joins=True)[0])
 
 
 def _update(
@@ -182,7 +192,7 @@ def _update(
         property_store.set_values(w.conn, row["key"], custom)
         w.message = f"changed {changes.summary()}"
         updated = resource_store.get_visible(w.conn, vis, row["key"])
-        out = shape(w.conn, caller, vis, [updated])[0]
+        out = shape(w.conn, caller, vis, [updated], joins=True)[0]
     return JSONResponse(out)
 
 

@@ -122,7 +122,9 @@ class Shaping:
     ``associations`` holds the tag associations of the page's resources (joined with their tag
     and domain), by resource key;
     ``folders`` are (name, source key, specs) of the virtual folders the caller sees in the
-    page's sources, ``datasets`` the compiled specs per source of the data sets they see.
+    page's sources, ``datasets`` the compiled specs per source of the data sets they see;
+    ``favorites`` the keys of the page's resources that are the *caller's* favorites, and
+    ``ratings`` the (average rating, rating count) of those with reviews.
     """
 
     caller: Caller
@@ -135,6 +137,10 @@ class Shaping:
     members: Mapping[str, list[str]] = field(default_factory=dict)
     folders: Sequence[tuple[str, str, Sequence[PathSpec]]] = ()
     datasets: Sequence[Mapping[str, Sequence[PathSpec]]] = ()
+    favorites: frozenset[str] | set[str] = frozenset()
+    ratings: Mapping[str, tuple[float, int]] = field(default_factory=dict)
+    #: Each resource's JoinConditionTOs (``schemas.joins.by_resource``); detail form only.
+    joins: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         roles = self.caller.roles
@@ -178,6 +184,7 @@ def resource_out(row: Mapping[str, Any], ctx: Shaping) -> dict[str, Any]:
     )
     member = any(any(s.matches(path) for s in d.get(source_key, ())) for d in ctx.datasets)
     collection = row["resource_type"] == ResourceType.COLLECTION.value
+    rating = ctx.ratings.get(key, (0.0, 0))
     out: dict[str, Any] = {
         **minimal,
         "type": "dataresource",
@@ -194,13 +201,14 @@ def resource_out(row: Mapping[str, Any], ctx: Shaping) -> dict[str, Any]:
         "canCreateHiveTableOrView": False, "permittedToRead": True,
         "dataPermitted": ctx.reads_data, "dataSetRoot": False, "dataSetMember": member,
         "collectionRoot": collection, "parquetBinaryAsString": False,
-        "lastPartitionProfile": False, "favorite": False, "header": bool(row["header"]),
+        "lastPartitionProfile": False, "favorite": key in ctx.favorites,
+        "header": bool(row["header"]),
         # Required numbers.
         "partitionCount": row["partition_count"] or 0, "subscribersCount": 0,
         "processedTime": _profile_time(stages), "fieldCount": row["field_count"] or 0,
         "curationCount": 0, "headerRow": row["header_row"] or 0,
-        "rowCount": row["row_count"] or 0, "dataSetSchemaVersion": 0, "averageRating": 0.0,
-        "resourceSize": row["resource_size"] or 0, "usageCount": 0, "ratingCount": 0,
+        "rowCount": row["row_count"] or 0, "dataSetSchemaVersion": 0, "averageRating": rating[0],
+        "resourceSize": row["resource_size"] or 0, "usageCount": 0, "ratingCount": rating[1],
         # Optional numbers and strings.
         "timeOfResourceChange": row["time_of_resource_change"],
         "timeOfResourceCreation": row["time_of_resource_creation"],
@@ -226,7 +234,7 @@ def resource_out(row: Mapping[str, Any], ctx: Shaping) -> dict[str, Any]:
         "allowedTagDomainKeys": ctx.domains, "dataSetVirtualFolders": folders,
         "joinResources": [], "partitionDefinition": [], "origins": [], "logicalFolders": [],
         "permToReadMap": {}, "reportedFields": [], "dataSetPathSpecs": {}, "experts": None,
-        "joinConditions": [], "detailedStatus": json_safe(stages),
+        "joinConditions": list(ctx.joins.get(key, [])), "detailedStatus": json_safe(stages),
         # catalog_nb extras.
         "encoding": row["encoding"], "collectionKey": row["collection_key"],
         "memberPaths": [p for p in ctx.members.get(key, []) if ctx.vis.sees(source_key, p)]

@@ -1,0 +1,259 @@
+"""The self-contained HTML report: summary figures, charts, audit findings, tag coverage and
+the lineage picture, rendered from ``templates/report.html`` with jinja2.
+
+Charts are drawn with matplotlib (no pyplot state) and embedded as base64 PNG, and the style
+sheet is inlined, so the file opens anywhere without network access. A section that cannot be
+drawn (a snapshot holds no lineage, the drawing helpers are missing, the service refused) says
+so and why instead of failing the whole report.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from catalog_nb.notebook.export.cells import atomic_path, check_writable
+from catalog_nb.snapshot.files import reports_import
+
+__all__ = ["Section", "render_report", "write_report"]
+
+#: Rows of findings listed in the report (all are counted in the summary).
+MAX_FINDINGS = 500
+_SEVERITY_COLOURS = {"high": "#c0392b", "medium": "#e67e22", "low": "#f1c40f", "info": "#7f8c8d"}
+
+
+@dataclass
+class Section:
+    """One picture of the report: its PNG (base64) or why it is unavailable."""
+
+    title: str
+    png: str | None = None
+    unavailable: str | None = None
+
+
+def _png(draw: Callable[[Any], Any], size: tuple[float, float] = (8, 4.5)) -> str:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size, dpi=100)
+    axes = figure.add_subplot()
+    draw(axes)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _picture(title: str, draw: Callable[[Any], Any], size: tuple[float, float] = (8, 4.5)) -> (
+    Section
+):
+    try:
+        return Section(title, png=_png(draw, size))
+    except ImportError as exc:
+        return Section(title, unavailable=f"the drawing helpers are not available ({exc})")
+    except Exception as exc:  # noqa: BLE001 - one picture failing must not lose the report
+        return Section(title, unavailable=f"it could not be drawn: {type(exc).__name__}: {exc}")
+
+
+def _findings_chart(findings: pd.DataFrame) -> Callable[[Any], Any]:
+    def draw(ax: Any) -> Any:
+        if findings.empty:
+            ax.text(0.5, 0.5, "no findings", ha="center", va="center")
+            ax.set_axis_off()
+            return ax
+        table = findings.groupby(["audit", "severity"]).size().unstack(fill_value=0)
+        order = [s for s in _SEVERITY_COLOURS if s in table.columns]
+        left = pd.Series(0, index=table.index)
+        for severity in order:
+            ax.barh(table.index, table[severity], left=left, label=severity,
+                    color=_SEVERITY_COLOURS[severity])
+            left = left + table[severity]
+        ax.set_xlabel("findings")
+        ax.legend(loc="lower right")
+        ax.invert_yaxis()
+        return ax
+
+    return draw
+
+
+def _states_chart(associations: pd.DataFrame) -> Callable[[Any], Any]:
+    def draw(ax: Any) -> Any:
+        if associations.empty:
+            ax.text(0.5, 0.5, "no tag associations", ha="center", va="center")
+            ax.set_axis_off()
+            return ax
+        table = associations.groupby(["source", "state"]).size().unstack(fill_value=0)
+        table.plot.bar(ax=ax, stacked=True, rot=0)
+        ax.set_ylabel("associations")
+        return ax
+
+    return draw
+
+
+def _coverage_from_frames(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """:meth:`Catalog.tag_coverage` computed offline from snapshot frames (ACCEPTED tags)."""
+    from catalog_nb.client.coverage import coverage_rows
+    from catalog_nb.client.frames import to_frame
+    from catalog_nb.client.relation_frames import COVERAGE_COLUMNS
+
+    fields = frames["fields"]
+    by_resource: dict[str, list[dict[str, Any]]] = {}
+    for key, name in zip(fields["resource_key"], fields["name"], strict=True):
+        by_resource.setdefault(str(key), []).append({"name": name})
+    resources = [
+        {"key": str(r["key"]), "dataSourceName": r["source"], "resourcePath": r["path"],
+         "fields": by_resource.get(str(r["key"]), [])}
+        for r in frames["resources"].to_dict("records")
+    ]
+    assoc = frames["associations"]
+    views = [
+        {"resourceKey": r["resource_key"], "tagFullName": r["tag"], "domainName": r["domain"],
+         "field": None if pd.isna(r["field"]) else r["field"]}
+        for r in assoc[assoc["state"] == "ACCEPTED"].to_dict("records")
+    ]
+    return to_frame(coverage_rows(resources, views), COVERAGE_COLUMNS)
+
+
+def _coverage(source: Any, frames: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame | None,
+                                                                         str | None]:
+    try:
+        if hasattr(source, "tag_coverage"):
+            return source.tag_coverage(), None
+        return _coverage_from_frames(frames), None
+    except ImportError as exc:
+        return None, f"tag coverage is not available in this installation ({exc})"
+    except Exception as exc:  # noqa: BLE001 - a missing section must not lose the report
+        return None, f"tag coverage could not be computed: {type(exc).__name__}: {exc}"
+
+
+def _lineage(source: Any) -> Section:
+    title = "Lineage"
+    if not hasattr(source, "lineage_graph"):
+        return Section(title, unavailable="a snapshot holds no lineage; export from a live "
+                       "catalog for the lineage picture")
+    try:
+        from catalog_nb.notebook.drawing import draw_lineage
+    except ImportError as exc:
+        return Section(title, unavailable=f"the lineage drawing is not available ({exc})")
+    try:
+        graph = source.lineage_graph()
+    except Exception as exc:  # noqa: BLE001 - e.g. the service refused; say so in the report
+        return Section(title, unavailable=f"the lineage could not be read: {exc}")
+    if graph.number_of_nodes() == 0:
+        return Section(title, unavailable="the catalog has no lineage yet")
+    return _picture(title, lambda ax: draw_lineage(graph, ax=ax), size=(10, 6))
+
+
+def _coverage_picture(coverage: pd.DataFrame | None, reason: str | None) -> Section:
+    title = "Tag coverage by data source"
+    if coverage is None:
+        return Section(title, unavailable=reason)
+    try:
+        from catalog_nb.notebook.drawing import draw_tag_coverage
+    except ImportError as exc:
+        return Section(title, unavailable=f"the coverage chart is not available ({exc})")
+    return _picture(title, lambda ax: draw_tag_coverage(coverage, ax=ax, level="source"))
+
+
+def _summary(frames: Mapping[str, pd.DataFrame], findings: pd.DataFrame) -> list[tuple[str, Any]]:
+    resources, assoc = frames["resources"], frames["associations"]
+    documented = int((resources["description"].fillna("").str.strip() != "").sum())
+    profiled = int(resources["profiled"].notna().sum())
+    figures: list[tuple[str, Any]] = [
+        ("Data sources", len(frames["sources"])),
+        ("Data resources", len(resources)),
+        ("Fields", len(frames["fields"])),
+        ("Profiled resources", f"{profiled} of {len(resources)}"),
+        ("Documented resources", f"{documented} of {len(resources)}"),
+        ("Users", len(frames["users"])),
+        ("Roles", len(frames["roles"])),
+        ("Tags", len(frames["tags"])),
+    ]
+    for state in ("ACCEPTED", "SUGGESTED", "REJECTED"):
+        figures.append((f"{state.title()} tags", int((assoc["state"] == state).sum())))
+    for severity in _SEVERITY_COLOURS:
+        figures.append((f"Findings: {severity}", int((findings["severity"] == severity).sum())))
+    return figures
+
+
+def _rows(frame: pd.DataFrame, columns: list[str]) -> list[list[str]]:
+    def text(value: Any) -> str:
+        if isinstance(value, list):
+            return ", ".join(map(str, value))
+        if value is None or (not isinstance(value, dict) and pd.isna(value)):
+            return ""
+        if isinstance(value, float):
+            return f"{value:.0%}" if 0 <= value <= 1 else f"{value:g}"
+        return str(value)
+
+    return [[text(v) for v in row] for row in frame[columns].itertuples(index=False, name=None)]
+
+
+def render_report(
+    source: Any,
+    frames: Mapping[str, pd.DataFrame],
+    findings: pd.DataFrame,
+    *,
+    title: str | None = None,
+) -> str:
+    """The HTML text of the report for ``source`` (a Catalog or a Snapshot) from its
+    ``frames`` (by table name) and audit ``findings``."""
+    jinja2 = reports_import("jinja2")
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("catalog_nb.notebook.export", "templates"),
+        autoescape=jinja2.select_autoescape(["html"]),
+    )
+    coverage, reason = _coverage(source, frames)
+    coverage_rows = None
+    if coverage is not None:
+        by_source = coverage[coverage["level"] == "source"]
+        coverage_rows = _rows(by_source, ["name", "fields", "tagged_fields", "share",
+                                          "resources", "tagged_resources", "resource_share"])
+    taken = getattr(source, "taken_at", None)
+    origin = getattr(source, "url", None) or ""
+    listed = findings.head(MAX_FINDINGS)
+    return str(environment.get_template("report.html").render(
+        title=title or "Catalog report",
+        origin=origin,
+        snapshot_time=None if taken is None else f"{taken:%Y-%m-%d %H:%M} UTC",
+        generated=f"{pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC",
+        figures=_summary(frames, findings),
+        charts=[
+            _picture("Audit findings by audit and severity", _findings_chart(findings)),
+            _picture("Tag associations by data source and state",
+                     _states_chart(frames["associations"])),
+        ],
+        findings=_rows(listed, ["severity", "audit", "object_type", "object", "detail"]),
+        findings_total=len(findings),
+        findings_cut=len(findings) > MAX_FINDINGS,
+        coverage=_coverage_picture(coverage, reason),
+        coverage_rows=coverage_rows,
+        lineage=_lineage(source),
+    ))
+
+
+def write_report(
+    path: str | os.PathLike[str],
+    source: Any,
+    frames: Mapping[str, pd.DataFrame],
+    findings: pd.DataFrame,
+    *,
+    title: str | None = None,
+) -> Path:
+    """Render the report (:func:`render_report`) and write it to ``path``, whole or not at all.
+
+    Raises:
+        ExportError: the path cannot be written.
+    """
+    target = Path(path).expanduser()
+    check_writable(target, "HTML report")
+    html = render_report(source, frames, findings, title=title)
+    with atomic_path(target, "HTML report") as work:
+        work.write_text(html, encoding="utf-8")
+    return target

@@ -1,0 +1,108 @@
+"""The wire form of a join condition (the spec's JoinConditionTO) and of ``GET /joincondition``.
+
+Plain dicts, like the resources they are part of (see ``schemas.resources``). A condition is
+stored once with its unique side on the left; a resource's ``joinConditions`` show each one
+from that resource's side, so the stored condition is flipped (sides swapped, cardinality
+``1:N`` read as ``N:1``) when the resource is on the right.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from catalog_nb.server.store.joins import Loaded
+
+_FLIPPED = {"1:N": "N:1", "N:1": "1:N"}
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}".rstrip("0").rstrip(".")
+
+
+def _side(prefix: str, resource: Mapping[str, Any], tags: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        f"{prefix}ResourceId": resource["key"],
+        f"{prefix}ResourceName": resource["name"],
+        f"{prefix}Path": resource["path"],
+        f"{prefix}SourceId": resource["data_source_key"],
+        f"{prefix}SourceName": resource["source_name"],
+        f"{prefix}FileFormat": resource["file_format"],
+        f"{prefix}Owner": resource["owner"],
+        f"{prefix}Size": resource["resource_size"] or 0,
+        f"{prefix}TimeOfLastChange": resource["changed_ms"],
+        f"{prefix}TimeOfResourceChange": resource["time_of_resource_change"],
+        f"{prefix}Tags": tags,
+    }
+
+
+def condition_out(row: Mapping[str, Any], loaded: Loaded, flip: bool = False) -> dict[str, Any]:
+    """The JoinConditionTO of a stored condition; ``flip`` shows it from its right side."""
+    left, right = row["left_key"], row["right_key"]
+    left_cols, right_cols = list(row["left_cols"]), list(row["right_cols"])
+    left_in_right, right_in_left = row["left_in_right"], row["right_in_left"]
+    cardinality = row["cardinality"]
+    stats = dict(row["stats"] or {})
+    if flip:
+        left, right, left_cols, right_cols = right, left, right_cols, left_cols
+        left_in_right, right_in_left = right_in_left, left_in_right
+        cardinality = _FLIPPED.get(cardinality, cardinality)
+        stats["leftDistinct"], stats["rightDistinct"] = (
+            stats.get("rightDistinct"), stats.get("leftDistinct"))
+    field_tags: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for key, cols in ((left, left_cols), (right, right_cols)):
+        for col in cols:
+            for tag in loaded.field_tags.get((key, col), []):
+                if tag["key"] not in seen:
+                    seen.add(tag["key"])
+                    field_tags.append(tag)
+    origin = [row["origin"]]
+    return {
+        "key": row["key"],
+        **_side("left", loaded.resources[left], loaded.resource_tags.get(left, [])),
+        **_side("right", loaded.resources[right], loaded.resource_tags.get(right, [])),
+        "leftCols": left_cols,
+        "rightCols": right_cols,
+        "leftOrigin": origin,
+        "rightOrigin": origin,
+        "joinOp": "=",
+        "joinOrder": "LEFT_TO_RIGHT",
+        "joinCardinality": cardinality,
+        "joinStatState": row["origin"],
+        "tags": field_tags,
+        "score": row["score"],
+        "stats": {
+            "score": _number(row["score"]),
+            "leftInRight": _number(left_in_right),
+            "rightInLeft": _number(right_in_left),
+            "leftDistinct": _number(stats.get("leftDistinct")),
+            "rightDistinct": _number(stats.get("rightDistinct")),
+            "sampleSize": _number(stats.get("sampleSize")),
+            "nameSimilarity": _number(stats.get("nameSimilarity")),
+        },
+    }
+
+
+def by_resource(loaded: Loaded, keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each resource's ``joinConditions``: its conditions from its side, best score first.
+
+    A self-join (both sides one resource) is shown once, as stored.
+    """
+    wanted = set(keys)
+    found: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in loaded.conditions:  # already best first
+        if row["left_key"] in wanted:
+            found[row["left_key"]].append(condition_out(row, loaded))
+        if row["right_key"] in wanted and row["right_key"] != row["left_key"]:
+            found[row["right_key"]].append(condition_out(row, loaded, flip=True))
+    return found
+
+
+def page_out(loaded: Loaded, total: int, start: int, size: int) -> dict[str, Any]:
+    """The ``GET /joincondition`` answer: every condition once, as stored."""
+    return {
+        "list": [condition_out(row, loaded) for row in loaded.conditions],
+        "totalCount": total, "start": start, "size": size,
+    }

@@ -1,0 +1,239 @@
+"""Benchmark: discovered joins and inferred lineage on the demo lake, scored against its truth.
+
+    python -m tests.benchmarks.relation_quality [--scale 1.0] [--seed 7] [--keep DIR]
+
+Builds the demo lake (``catalog_nb.demo.lake.build_lake``), starts the catalog service in this
+process (``EmbeddedServer``) with the lake as its data root, registers the lake's two sources
+and profiles them through ``POST /job`` (each PROFILE job ends with relationship discovery),
+then reads what the service answers over HTTP and scores it:
+
+* **joins** (``GET /joincondition``) against ``truth.joins``: a condition matches a truth join
+  when it names the same two resources and column lists, in either orientation. Declared keys
+  and discovered ones are scored apart (declared against the truth joins marked
+  ``declared_fk``, discovered against the rest), precision and recall also per score floor;
+  the cardinality of each true positive is checked (flipped to the truth's orientation);
+* **inferred lineage** (``GET /lineage``, ``lineageType=INFERRED``) against
+  ``truth.derivations``: an edge matches when it goes from the derivation's source to the
+  derived resource (direction matters), and an edge the other way is reported as reversed;
+* **view lineage** (``lineageType=FACTUAL``, table level) against ``truth.views``.
+
+Last, each discovery step is run once more directly over the service's store and timed.
+Prints tables, F1 figures and every false positive and miss by name. Not a test: run it by
+hand and read the figures.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from catalog_nb.contract import API_PREFIX
+from catalog_nb.demo.embedded import EmbeddedServer
+from catalog_nb.demo.lake import build_lake, lake_sources
+from catalog_nb.demo.truth import JoinTruth, LakeTruth
+from catalog_nb.server.discovery.relations import STEPS
+from catalog_nb.server.store import Store
+from tests.benchmarks.lake_cli import lake_main
+
+PASSWORD = "benchmark-password"
+Side = tuple[str, tuple[str, ...]]
+Pair = frozenset[Side]
+Edge = tuple[str, str]  # (upstream, downstream) resource names as the truth names them
+SCORE_FLOORS = (0.0, 0.6, 0.7, 0.8, 0.9)
+_FLIP = {"1:N": "N:1", "N:1": "1:N"}
+
+
+class Api:
+    """A logged-in session on the embedded service."""
+
+    def __init__(self, url: str) -> None:
+        self.base = url + API_PREFIX
+        self.http = requests.Session()
+        self.post("/login", {"username": "admin", "password": PASSWORD})
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        response = self.http.post(self.base + path, json=body, timeout=60)
+        if response.status_code not in (200, 201):
+            raise RuntimeError(f"POST {path}: {response.status_code} {response.text}")
+        return response.json()
+
+    def get(self, path: str, **params: Any) -> Any:
+        response = self.http.get(self.base + path, params=params, timeout=120)
+        if response.status_code != 200:
+            raise RuntimeError(f"GET {path}: {response.status_code} {response.text}")
+        return response.json()
+
+    def every(self, path: str, **params: Any) -> list[dict[str, Any]]:
+        """All items of a ``{list, totalCount}`` answer, page by page."""
+        found: list[dict[str, Any]] = []
+        while True:
+            page = self.get(path, start=len(found), size=1000, **params)
+            found.extend(page["list"])
+            if not page["list"] or len(found) >= page["totalCount"]:
+                return found
+
+    def run_job(self, source_key: str, job_type: str) -> dict[str, Any]:
+        job = self.post("/job", {"jobType": job_type, "dataSourceKey": source_key})
+        while job["state"] not in ("SUCCEEDED", "FAILED"):
+            time.sleep(0.1)
+            job = self.http.get(f"{self.base}/job/{job['key']}", timeout=60).json()
+        if job["state"] != "SUCCEEDED":
+            raise RuntimeError(f"{job_type} job failed: {job['message']}")
+        return dict(job)
+
+
+def _pr(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def _row(label: str, truth: int, found: int, tp: int) -> tuple[float, float, float]:
+    precision, recall, f1 = _pr(tp, found - tp, truth - tp)
+    print(f"{label:<24}{truth:>6}{found:>7}{tp:>5}{found - tp:>5}{truth - tp:>5}"
+          f"{precision:>11.2f}{recall:>8.2f}{f1:>7.3f}")
+    return precision, recall, f1
+
+
+def _header(first: str) -> None:
+    print(f"{first:<24}{'truth':>6}{'found':>7}{'TP':>5}{'FP':>5}{'FN':>5}"
+          f"{'precision':>11}{'recall':>8}{'F1':>7}")
+
+
+def _pair(left: str, left_cols: Iterable[str], right: str, right_cols: Iterable[str]) -> Pair:
+    return frozenset({(left, tuple(left_cols)), (right, tuple(right_cols))})
+
+
+def score_joins(truth: LakeTruth, listed: list[dict[str, Any]]) -> float:
+    """Print the join tables; returns the F1 of all joins (declared and discovered)."""
+    expected: dict[Pair, JoinTruth] = {
+        _pair(j.left, j.left_columns, j.right, j.right_columns): j for j in truth.joins}
+    found: dict[Pair, dict[str, Any]] = {}
+    for c in listed:
+        found[_pair(c["leftPath"], c["leftCols"], c["rightPath"], c["rightCols"])] = c
+    declared_truth = {p for p, j in expected.items() if j.declared_fk}
+    other_truth = set(expected) - declared_truth
+    declared = {p for p, c in found.items() if c["joinStatState"] == "DECLARED"}
+    discovered = set(found) - declared
+    print(f"\nJoins: {len(expected)} in the truth ({len(declared_truth)} declared foreign keys),"
+          f" {len(found)} answered by GET /joincondition")
+    _header("origin")
+    _row("declared", len(declared_truth), len(declared), len(declared & declared_truth))
+    _row("discovered", len(other_truth), len(discovered), len(discovered & other_truth))
+    _, _, f1 = _row("all", len(expected), len(found), len(set(found) & set(expected)))
+    print("\nDiscovered joins by score floor:")
+    _header("score >=")
+    for floor in SCORE_FLOORS:
+        kept = {p for p in discovered if found[p]["score"] >= floor}
+        _row(f"{floor:.1f}", len(other_truth), len(kept), len(kept & other_truth))
+    right = wrong = 0
+    mistakes = []
+    for pair in set(found) & set(expected):
+        j, c = expected[pair], found[pair]
+        ours = c["joinCardinality"]
+        if (c["leftPath"], tuple(c["leftCols"])) != (j.left, j.left_columns):
+            ours = _FLIP.get(ours, ours)
+        if ours == j.cardinality:
+            right += 1
+        else:
+            wrong += 1
+            mistakes.append(f"  cardinality {j.left}.{'/'.join(j.left_columns)} -> {j.right}."
+                            f"{'/'.join(j.right_columns)}: truth {j.cardinality}, found {ours}")
+    total = right + wrong
+    print(f"\nCardinality of true positives: {right}/{total} right"
+          f" ({right / total if total else 0:.2f})")
+    details = mistakes
+    for pair in sorted(set(found) - set(expected), key=lambda p: -found[p]["score"]):
+        c = found[pair]
+        details.append(f"  FP {c['joinStatState'].lower():<10} {c['score']:.2f} "
+                       f"{c['leftPath']}.{'/'.join(c['leftCols'])} ~ "
+                       f"{c['rightPath']}.{'/'.join(c['rightCols'])} {c['joinCardinality']}")
+    for pair in sorted(set(expected) - set(found), key=lambda p: sorted(p)):
+        j = expected[pair]
+        details.append(f"  FN {'declared' if j.declared_fk else 'discover':<10} {j.left}."
+                       f"{'/'.join(j.left_columns)} ~ {j.right}.{'/'.join(j.right_columns)} "
+                       f"(containment {j.left_in_right:.2f} / {j.right_in_left:.2f})")
+    print("\n".join(details) if details else "  (no false positive, no miss)")
+    return f1
+
+
+def _edges(listed: list[dict[str, Any]]) -> dict[Edge, dict[str, Any]]:
+    return {(e["upstream"]["path"], e["downstream"]["path"]): e for e in listed}
+
+
+def score_lineage(label: str, expected: set[Edge], listed: list[dict[str, Any]]) -> float:
+    """Print one lineage table (direction matters); returns its F1."""
+    found = _edges(listed)
+    print(f"\n{label}: {len(expected)} in the truth, {len(found)} answered by GET /lineage")
+    _header("edges")
+    _, _, f1 = _row("all", len(expected), len(found), len(set(found) & expected))
+    details = []
+    for edge in sorted(set(found) - expected):
+        reversed_ = (edge[1], edge[0]) in expected
+        details.append(f"  FP {edge[0]} -> {edge[1]}"
+                       f"{' (reversed)' if reversed_ else ''} score {found[edge]['score']}")
+    details += [f"  FN {up} -> {down}" for up, down in sorted(expected - set(found))]
+    print("\n".join(details) if details else "  (no false positive, no miss)")
+    return f1
+
+
+def time_steps(store: Store, settings: Any) -> None:
+    """Run each discovery step once more over the store and print how long it took."""
+    print("\nDiscovery steps run again over the whole catalog:")
+    for name, step in STEPS:
+        clock = time.perf_counter()
+        try:
+            report = step(store, settings)
+        except Exception as exc:  # noqa: BLE001 - a failing step is a figure to read too
+            print(f"  {name:<14} FAILED after {time.perf_counter() - clock:.3f} s: {exc}")
+            continue
+        print(f"  {name:<14}{time.perf_counter() - clock:>8.3f} s  {report.summary}")
+
+
+def run(scale: float, seed: int, folder: Path) -> None:
+    started = time.monotonic()
+    lake = folder / "lake"
+    truth = build_lake(lake, seed=seed, scale=scale)
+    columns = sum(len(r.columns) for r in truth.resources)
+    print(f"Demo lake: scale {scale}, seed {seed}, {len(truth.resources)} resources, "
+          f"{columns} columns, {len(truth.joins)} joins, {len(truth.derivations)} derivations, "
+          f"{len(truth.views)} views ({time.monotonic() - started:.1f} s)")
+    server = EmbeddedServer(folder / "catalog", admin_password=PASSWORD,
+                            data_roots=[lake]).start()
+    try:
+        api = Api(server.url)
+        clock = time.monotonic()
+        for payload in lake_sources(lake):
+            key = api.post("/datasource", payload)["key"]
+            job = api.run_job(key, "PROFILE")
+            print(f"  {payload['name']}: {job['message']}")
+            if job.get("errors"):
+                for error in job["errors"][:10]:
+                    print(f"    error: {error}")
+        print(f"Profiling + discovery: {time.monotonic() - clock:.1f} s")
+        join_f1 = score_joins(truth, api.every("/joincondition"))
+        inferred = {(d.source, d.derived) for d in truth.derivations}
+        lineage_f1 = score_lineage("Inferred lineage (INFERRED)", inferred,
+                                   api.every("/lineage", lineageType="INFERRED"))
+        views = {(table, v.view) for v in truth.views for table in v.tables}
+        view_f1 = score_lineage("View lineage (FACTUAL, table level)", views,
+                                api.every("/lineage", lineageType="FACTUAL"))
+        time_steps(server.app.state.store, server.settings)
+        print(f"\nF1: joins {join_f1:.3f}, inferred lineage {lineage_f1:.3f}, "
+              f"view lineage {view_f1:.3f} (total {time.monotonic() - started:.1f} s)")
+    finally:
+        server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    return lake_main(run, __doc__.split("\n")[0], "relation-quality-", argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
