@@ -30,61 +30,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import requests
-
-from catalog_nb.contract import API_PREFIX
 from catalog_nb.demo.embedded import EmbeddedServer
 from catalog_nb.demo.lake import build_lake, lake_sources
 from catalog_nb.demo.truth import JoinTruth, LakeTruth
 from catalog_nb.server.discovery.relations import STEPS
 from catalog_nb.server.store import Store
-from tests.benchmarks.lake_cli import lake_main
+from tests.benchmarks.harness import PASSWORD, Api, lake_main
 
-PASSWORD = "benchmark-password"
 Side = tuple[str, tuple[str, ...]]
 Pair = frozenset[Side]
 Edge = tuple[str, str]  # (upstream, downstream) resource names as the truth names them
 SCORE_FLOORS = (0.0, 0.6, 0.7, 0.8, 0.9)
 _FLIP = {"1:N": "N:1", "N:1": "1:N"}
-
-
-class Api:
-    """A logged-in session on the embedded service."""
-
-    def __init__(self, url: str) -> None:
-        self.base = url + API_PREFIX
-        self.http = requests.Session()
-        self.post("/login", {"username": "admin", "password": PASSWORD})
-
-    def post(self, path: str, body: dict[str, Any]) -> Any:
-        response = self.http.post(self.base + path, json=body, timeout=60)
-        if response.status_code not in (200, 201):
-            raise RuntimeError(f"POST {path}: {response.status_code} {response.text}")
-        return response.json()
-
-    def get(self, path: str, **params: Any) -> Any:
-        response = self.http.get(self.base + path, params=params, timeout=120)
-        if response.status_code != 200:
-            raise RuntimeError(f"GET {path}: {response.status_code} {response.text}")
-        return response.json()
-
-    def every(self, path: str, **params: Any) -> list[dict[str, Any]]:
-        """All items of a ``{list, totalCount}`` answer, page by page."""
-        found: list[dict[str, Any]] = []
-        while True:
-            page = self.get(path, start=len(found), size=1000, **params)
-            found.extend(page["list"])
-            if not page["list"] or len(found) >= page["totalCount"]:
-                return found
-
-    def run_job(self, source_key: str, job_type: str) -> dict[str, Any]:
-        job = self.post("/job", {"jobType": job_type, "dataSourceKey": source_key})
-        while job["state"] not in ("SUCCEEDED", "FAILED"):
-            time.sleep(0.1)
-            job = self.http.get(f"{self.base}/job/{job['key']}", timeout=60).json()
-        if job["state"] != "SUCCEEDED":
-            raise RuntimeError(f"{job_type} job failed: {job['message']}")
-        return dict(job)
 
 
 def _pr(tp: int, fp: int, fn: int) -> tuple[float, float, float]:

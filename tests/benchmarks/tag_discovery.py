@@ -24,12 +24,9 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
-import requests
 from sqlalchemy import insert, select
 
-from catalog_nb.contract import API_PREFIX
 from catalog_nb.demo.embedded import EmbeddedServer
 from catalog_nb.demo.lake import build_lake, lake_sources
 from catalog_nb.demo.truth import LakeTruth
@@ -43,39 +40,14 @@ from catalog_nb.server.store.schema import (
     tag_domains,
     tags,
 )
-from tests.benchmarks.lake_cli import lake_main
+from tests.benchmarks.harness import PASSWORD, Api, lake_main
 
 KIND_TAGS = {
     "email": "EmailAddress", "phone": "PhoneNumber", "national_id": "NationalId",
     "payment_card": "PaymentCard", "ip_address": "IPAddress", "iban": "IBAN",
     "date_of_birth": "DateOfBirth", "postal_code": "PostalCode", "person_name": "PersonName",
 }
-PASSWORD = "benchmark-password"
 Field = tuple[str, str]  # (resource path, field name)
-
-
-class Api:
-    """A logged-in session on the embedded service."""
-
-    def __init__(self, url: str) -> None:
-        self.base = url + API_PREFIX
-        self.http = requests.Session()
-        self.post("/login", {"username": "admin", "password": PASSWORD})
-
-    def post(self, path: str, body: dict[str, Any]) -> Any:
-        response = self.http.post(self.base + path, json=body, timeout=60)
-        if response.status_code not in (200, 201):
-            raise RuntimeError(f"POST {path}: {response.status_code} {response.text}")
-        return response.json()
-
-    def run_job(self, source_key: str, job_type: str) -> dict[str, Any]:
-        job = self.post("/job", {"jobType": job_type, "dataSourceKey": source_key})
-        while job["state"] not in ("SUCCEEDED", "FAILED"):
-            time.sleep(0.1)
-            job = self.http.get(f"{self.base}/job/{job['key']}", timeout=60).json()
-        if job["state"] != "SUCCEEDED":
-            raise RuntimeError(f"{job_type} job failed: {job['message']}")
-        return dict(job)
 
 
 def suggestions(store: Store) -> dict[str, set[Field]]:
