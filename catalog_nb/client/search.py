@@ -28,7 +28,7 @@ import pandas as pd
 
 from catalog_nb.client.api import CatalogApi
 from catalog_nb.client.api_search import DEFAULT_ENTITY_SCOPE, SEARCH_PAGE_MAX
-from catalog_nb.client.errors import TruncatedResultWarning
+from catalog_nb.client.errors import CatalogError, TruncatedResultWarning
 from catalog_nb.client.search_frames import (
     catalogue_frame,
     facets_frame,
@@ -280,6 +280,19 @@ class SearchMixin:
 
     api: CatalogApi
     progress: bool
+    _page_max: int | None = None
+
+    def _search_page_max(self) -> int:
+        """The service's largest search page (``/config`` ``search.pageMax``), read once; the
+        default limit when the service does not say (an older service without ``/config``)."""
+        cached = self._page_max
+        if cached is None:
+            try:
+                cached = int(self.api.get_config("search.pageMax")["value"])
+            except (CatalogError, KeyError, TypeError, ValueError):
+                cached = SEARCH_PAGE_MAX
+            self._page_max = cached
+        return cached
 
     def search(
         self,
@@ -289,7 +302,7 @@ class SearchMixin:
         sort: str | Sequence[Any] | None = None,
         partial: bool = False,
         advanced: bool = False,
-        page_size: int = SEARCH_PAGE_MAX,
+        page_size: int | None = None,
     ) -> SearchResult:
         """Search the data resources by keywords and facets; returns a :class:`SearchResult`.
 
@@ -305,7 +318,8 @@ class SearchMixin:
                 those; fields: score, name, path, source, size, rows, modified, profiled.
             partial: every word is a prefix.
             advanced: ``field:value`` terms, quoted phrases, AND / OR / NOT.
-            page_size: rows per page (1..100).
+            page_size: rows per page: at most the service's ``search.pageMax`` (its
+                ``/config``, read once per catalog); default the smaller of that and 100.
 
         Raises:
             BadRequestError: an unknown facet or category (``INVALID_FACET``), a malformed
@@ -318,8 +332,12 @@ class SearchMixin:
         """
         if limit is not None and limit < 1:
             raise ValueError("limit must be at least 1 (or None for every match)")
-        if not 1 <= page_size <= SEARCH_PAGE_MAX:
-            raise ValueError(f"page_size must be between 1 and {SEARCH_PAGE_MAX}")
+        largest = self._search_page_max()
+        if page_size is None:
+            page_size = min(SEARCH_PAGE_MAX, largest)
+        if not 1 <= page_size <= largest:
+            raise ValueError(f"page_size must be between 1 and {largest} (the service's "
+                             "search.pageMax)")
         selections = normalize_facets(facets)
         size = page_size if limit is None else min(page_size, limit)
         criteria: dict[str, Any] = {

@@ -161,3 +161,26 @@ def test_errors_are_typed(cat: Catalog) -> None:
     with pytest.raises(NotFoundError) as lost:
         cat.api.search_page("no-such-search", start=0, size=1)
     assert lost.value.error_code == "SEARCH_NOT_FOUND"
+
+
+def test_page_sizes_follow_the_services_configured_limit(
+    make_server: Callable[..., Any],
+) -> None:
+    """The client reads search.pageMax instead of assuming the default limit of 100."""
+    server = make_server()
+    admin = connect(server.url, server.admin_user, server.admin_password, progress=False)
+    try:
+        admin.set_config("search.pageMax", 20)
+        small = connect(server.url, server.admin_user, server.admin_password, progress=False)
+        assert small.search("").page_size == 20   # the default fits the lowered limit
+        with pytest.raises(ValueError, match="between 1 and 20"):
+            small.search("", page_size=21)
+        admin.set_config("search.pageMax", 500)
+        large = connect(server.url, server.admin_user, server.admin_password, progress=False)
+        assert large.search("", page_size=400).page_size == 400
+        assert large.search("").page_size == 100
+        small.close()
+        large.close()
+    finally:
+        admin.set_config("search.pageMax", None)
+        admin.close()
