@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import requests
 
 from catalog_nb.contract import API_PREFIX
+from catalog_nb.demo.embedded import EmbeddedServer
+from catalog_nb.demo.lake import lake_sources
 
 #: The administrator password the benchmarks give their embedded service.
 PASSWORD = "benchmark-password"
@@ -74,3 +77,26 @@ class Api:
             raise RuntimeError(f"{job_type} job failed: {job['message']}")
         return dict(job)
 
+
+
+@contextmanager
+def profiled_demo(lake: Path, folder: Path) -> Iterator[tuple[EmbeddedServer, Api, list[str]]]:
+    """An embedded service (store in ``folder/catalog``) with the lake's sources registered and
+    profiled through real PROFILE jobs, whose messages, first errors and time are printed:
+    ``(server, api, source keys)``. The service stops when the block ends."""
+    server = EmbeddedServer(folder / "catalog", admin_password=PASSWORD,
+                            data_roots=[lake]).start()
+    try:
+        api = Api(server.url)
+        keys = []
+        clock = time.monotonic()
+        for payload in lake_sources(lake):
+            keys.append(api.post("/datasource", payload)["key"])
+            job = api.run_job(keys[-1], "PROFILE")
+            print(f"  {payload['name']}: {job['message']}")
+            for error in (job.get("errors") or [])[:10]:
+                print(f"    error: {error}")
+        print(f"Profiling + discovery: {time.monotonic() - clock:.1f} s")
+        yield server, api, keys
+    finally:
+        server.stop()

@@ -30,12 +30,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from catalog_nb.demo.embedded import EmbeddedServer
-from catalog_nb.demo.lake import build_lake, lake_sources
+from catalog_nb.demo.lake import build_lake
 from catalog_nb.demo.truth import JoinTruth, LakeTruth
 from catalog_nb.server.discovery.relations import STEPS
 from catalog_nb.server.store import Store
-from tests.benchmarks.harness import PASSWORD, Api, lake_main
+from tests.benchmarks.harness import lake_main, profiled_demo
 
 Side = tuple[str, tuple[str, ...]]
 Pair = frozenset[Side]
@@ -161,19 +160,7 @@ def run(scale: float, seed: int, folder: Path) -> None:
     print(f"Demo lake: scale {scale}, seed {seed}, {len(truth.resources)} resources, "
           f"{columns} columns, {len(truth.joins)} joins, {len(truth.derivations)} derivations, "
           f"{len(truth.views)} views ({time.monotonic() - started:.1f} s)")
-    server = EmbeddedServer(folder / "catalog", admin_password=PASSWORD,
-                            data_roots=[lake]).start()
-    try:
-        api = Api(server.url)
-        clock = time.monotonic()
-        for payload in lake_sources(lake):
-            key = api.post("/datasource", payload)["key"]
-            job = api.run_job(key, "PROFILE")
-            print(f"  {payload['name']}: {job['message']}")
-            if job.get("errors"):
-                for error in job["errors"][:10]:
-                    print(f"    error: {error}")
-        print(f"Profiling + discovery: {time.monotonic() - clock:.1f} s")
+    with profiled_demo(lake, folder) as (server, api, _keys):
         join_f1 = score_joins(truth, api.every("/joincondition"))
         inferred = {(d.source, d.derived) for d in truth.derivations}
         lineage_f1 = score_lineage("Inferred lineage (INFERRED)", inferred,
@@ -184,9 +171,6 @@ def run(scale: float, seed: int, folder: Path) -> None:
         time_steps(server.app.state.store, server.settings)
         print(f"\nF1: joins {join_f1:.3f}, inferred lineage {lineage_f1:.3f}, "
               f"view lineage {view_f1:.3f} (total {time.monotonic() - started:.1f} s)")
-    finally:
-        server.stop()
-
 
 def main(argv: list[str] | None = None) -> int:
     return lake_main(run, __doc__.split("\n")[0], "relation-quality-", argv)

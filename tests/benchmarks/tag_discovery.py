@@ -27,8 +27,7 @@ from pathlib import Path
 
 from sqlalchemy import insert, select
 
-from catalog_nb.demo.embedded import EmbeddedServer
-from catalog_nb.demo.lake import build_lake, lake_sources
+from catalog_nb.demo.lake import build_lake
 from catalog_nb.demo.truth import LakeTruth
 from catalog_nb.server.discovery.builtin import BUILTIN_TAGS, DOMAIN_NAME
 from catalog_nb.server.store import Store
@@ -40,7 +39,7 @@ from catalog_nb.server.store.schema import (
     tag_domains,
     tags,
 )
-from tests.benchmarks.harness import PASSWORD, Api, lake_main
+from tests.benchmarks.harness import lake_main, profiled_demo
 
 KIND_TAGS = {
     "email": "EmailAddress", "phone": "PhoneNumber", "national_id": "NationalId",
@@ -100,10 +99,10 @@ def score(truth: LakeTruth, found: dict[str, set[Field]], leave_out: set[Field])
         got, want = found.get(tag, set()) - leave_out, expected[tag]
         tp, fp, fn = len(got & want), len(got - want), len(want - got)
         tp_all, fp_all, fn_all = tp_all + tp, fp_all + fp, fn_all + fn
-        precision = f"{tp / (tp + fp):.2f}" if tp + fp else "-"
-        recall = f"{tp / (tp + fn):.2f}" if tp + fn else "-"
-        print(f"{tag:<14}{len(want):>6}{len(got):>6}{tp:>5}{fp:>5}{fn:>5}{precision:>11}"
-              f"{recall:>8}")
+        shown_p = f"{tp / (tp + fp):.2f}" if tp + fp else "-"
+        shown_r = f"{tp / (tp + fn):.2f}" if tp + fn else "-"
+        print(f"{tag:<14}{len(want):>6}{len(got):>6}{tp:>5}{fp:>5}{fn:>5}{shown_p:>11}"
+              f"{shown_r:>8}")
         details += [f"  FP {tag}: {p} / {f}" for p, f in sorted(got - want)]
         details += [f"  FN {tag}: {p} / {f}" for p, f in sorted(want - got)]
     precision = tp_all / (tp_all + fp_all) if tp_all + fp_all else 0.0
@@ -123,18 +122,8 @@ def run(scale: float, seed: int, folder: Path) -> None:
     print(f"Demo lake: scale {scale}, seed {seed}, {len(truth.resources)} resources, "
           f"{columns} columns, {len(truth.sensitive_columns())} sensitive "
           f"({time.monotonic() - started:.1f} s)")
-    server = EmbeddedServer(folder / "catalog", admin_password=PASSWORD,
-                            data_roots=[lake]).start()
-    try:
-        api = Api(server.url)
+    with profiled_demo(lake, folder) as (server, api, keys):
         store: Store = server.app.state.store
-        keys = []
-        clock = time.monotonic()
-        for payload in lake_sources(lake):
-            keys.append(api.post("/datasource", payload)["key"])
-            job = api.run_job(keys[-1], "PROFILE")
-            print(f"  {payload['name']}: {job['message']}")
-        print(f"Profiling + discovery: {time.monotonic() - clock:.1f} s")
         print("\nPass 1 - cold (built-in rules only, right after profiling):")
         cold = score(truth, suggestions(store), set())
         seeds: set[Field] = set()
@@ -148,15 +137,12 @@ def run(scale: float, seed: int, folder: Path) -> None:
             print(f"  seed: {builtin.name} ACCEPTED on {path} / {column}")
         clock = time.monotonic()
         for key in keys:
-            job = api.run_job(key, "DISCOVER")
+            api.run_job(key, "DISCOVER")
         print(f"DISCOVER jobs: {time.monotonic() - clock:.1f} s")
         print("\nPass 2 - one accepted seed per learning tag (seeds left out of the score):")
         seeded = score(truth, suggestions(store), seeds)
         print(f"\nOverall F1: cold {cold:.3f}, with one seed per learning tag {seeded:.3f} "
               f"(total {time.monotonic() - started:.1f} s)")
-    finally:
-        server.stop()
-
 
 def main(argv: list[str] | None = None) -> int:
     return lake_main(run, __doc__.split("\n")[0], "tag-discovery-", argv)
