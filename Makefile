@@ -20,10 +20,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/catalog-nb demo $(DEMO_ARGS)
 
-## Run the tests (SQLite, and PostgreSQL where its server is installed), then lint and type-check.
+## Run the tests (SQLite, and PostgreSQL where its server is installed), then lint and type-check
+## (lint runs even when a test failed, so one run reports both); fails if either failed.
 test: $(STAMP)
-	scripts/test
-	$(MAKE) lint
+	@scripts/test; tests=$$?; $(MAKE) lint; lint=$$?; \
+	  if [ $$tests -ne 0 ]; then echo "make test: the tests failed" >&2; fi; \
+	  [ $$tests -eq 0 ] && [ $$lint -eq 0 ]
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

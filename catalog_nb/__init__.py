@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         PermissionDeniedError,
         RateLimitedError,
         ServerError,
+        ServiceBusyError,
         TruncatedResultWarning,
         connect,
     )
@@ -59,6 +60,7 @@ __all__ = [
     "PermissionDeniedError",
     "RateLimitedError",
     "ServerError",
+    "ServiceBusyError",
     "TruncatedResultWarning",
     "__version__",
     "connect",

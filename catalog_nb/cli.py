@@ -15,10 +15,11 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import functools
 import getpass
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +45,32 @@ def _open_store(args: argparse.Namespace) -> Any:
     from catalog_nb.server.store import Store
 
     settings = _settings(args)
-    store = Store(settings.store_url)
-    store.migrate()
-    with store.write() as conn:
-        bootstrap(conn, settings)
+    # A command uses one connection at a time, `profile` one more for its heartbeat; the
+    # overflow covers a nested one each.
+    store = Store(settings.store_url, pool_size=2, max_overflow=2,
+                  application_name="catalog-nb cli")
+    try:
+        store.migrate()
+        with store.write() as conn:
+            bootstrap(conn, settings)
+    except BaseException:
+        store.dispose()
+        raise
     return store
+
+
+def _with_store(command: Callable[[argparse.Namespace, Any], int]
+                ) -> Callable[[argparse.Namespace], int]:
+    """Run ``command(args, store)`` on the opened store, and close the store's connections when
+    it ends: ``main()`` also runs in-process (tests, notebooks), where an open pool outlives the
+    command."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        with _open_store(args) as store:
+            return command(args, store)
+
+    return run
 
 
 def _read_password(args: argparse.Namespace) -> str:
@@ -79,14 +101,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_user_create(args: argparse.Namespace) -> int:
+@_with_store
+def cmd_user_create(args: argparse.Namespace, store: Any) -> int:
     from catalog_nb.contract import AuditAction, AuditObjectType
     from catalog_nb.server.auditing import audited
     from catalog_nb.server.errors import ServiceError
     from catalog_nb.server.security import hash_password
     from catalog_nb.server.store import users
 
-    store = _open_store(args)
     hashed = hash_password(_read_password(args)) if args.password or args.password_stdin else None
     attributes = {k: v for k, v in (("email", args.email), ("firstName", args.first_name),
                                      ("lastName", args.last_name)) if v}
@@ -103,14 +125,14 @@ def cmd_user_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_user_set_password(args: argparse.Namespace) -> int:
+@_with_store
+def cmd_user_set_password(args: argparse.Namespace, store: Any) -> int:
     from catalog_nb.contract import AuditAction, AuditObjectType
     from catalog_nb.server.auditing import audited
     from catalog_nb.server.errors import ServiceError
     from catalog_nb.server.security import hash_password
     from catalog_nb.server.store import sessions, users
 
-    store = _open_store(args)
     hashed = hash_password(_read_password(args))
     try:
         with audited(store, None, AuditAction.SET_PASSWORD, AuditObjectType.USER, name=args.name,
@@ -125,10 +147,10 @@ def cmd_user_set_password(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_user_list(args: argparse.Namespace) -> int:
+@_with_store
+def cmd_user_list(args: argparse.Namespace, store: Any) -> int:
     from catalog_nb.server.store import users
 
-    store = _open_store(args)
     with store.read() as conn:
         found = users.list_all(conn)
     width = max([4, *(len(u.name) for u in found)])
@@ -140,7 +162,8 @@ def cmd_user_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_profile(args: argparse.Namespace) -> int:
+@_with_store
+def cmd_profile(args: argparse.Namespace, store: Any) -> int:
     """Browse and profile a data source in this process, with the service's job code."""
     from tqdm import tqdm
 
@@ -157,7 +180,6 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if args.browse_only and args.path:
         raise SystemExit("error: PATH limits profiling; --browse-only always reads the whole "
                          "data source.")
-    store = _open_store(args)
     # The values administrators set through /config apply here as in the service.
     with store.read() as conn:
         RuntimeConfig(settings).refresh(config_store.stored(conn))

@@ -17,6 +17,8 @@ SESSION_COOKIE = "catalog_session"
 
 #: Largest request body the service reads; anything larger is answered 413.
 MAX_BODY_BYTES = 2 * 1024 * 1024
+#: Deepest nesting of arrays and objects in a JSON request body.
+MAX_JSON_DEPTH = 32
 #: Longest name (user, role, ...) the service stores.
 MAX_NAME_LENGTH = 255
 #: Shortest password an administrator may set.
@@ -29,6 +31,12 @@ AUDIT_PAGE_MAX = 1000
 #: Default and largest `pageSize` of `GET /dataresource/metadata`; larger values are refused.
 METADATA_PAGE_DEFAULT = 100
 METADATA_PAGE_MAX = 1000
+#: Most `propertyFilter` parameters of one metadata query, and most values they name together.
+MAX_PROPERTY_FILTERS = 50
+MAX_FILTER_VALUES = 1000
+#: Deepest nesting (parentheses and NOT) and most terms of an ADVANCED search query.
+MAX_QUERY_DEPTH = 32
+MAX_QUERY_TERMS = 100
 
 
 def distribution_version() -> str:
@@ -190,6 +198,7 @@ class ErrorCode(StrEnum):
     INVALID_CONFIG_VALUE = "INVALID_CONFIG_VALUE"
     READ_ONLY_CONFIG = "READ_ONLY_CONFIG"
     INVALID_RATING = "INVALID_RATING"
+    INVALID_TEXT = "INVALID_TEXT"
     # 401
     AUTHENTICATION_REQUIRED = "AUTHENTICATION_REQUIRED"
     SESSION_EXPIRED = "SESSION_EXPIRED"
@@ -232,6 +241,7 @@ class ErrorCode(StrEnum):
     INCOMPATIBLE_PROPERTY_TYPE = "INCOMPATIBLE_PROPERTY_TYPE"
     CONCURRENT_CHANGE = "CONCURRENT_CHANGE"
     DUPLICATE_REVIEW = "DUPLICATE_REVIEW"
+    CONFUSABLE_NAME = "CONFUSABLE_NAME"
     # 413
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
     # 415
@@ -240,3 +250,4 @@ class ErrorCode(StrEnum):
     LOGIN_THROTTLED = "LOGIN_THROTTLED"
     # 5xx
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    STORE_BUSY = "STORE_BUSY"

@@ -4,20 +4,36 @@ The store is a SQLite file in a temporary folder, or, when ``CATALOG_TEST_PG_URL
 PostgreSQL server (an admin URL such as ``postgresql+psycopg://postgres@127.0.0.1:5432/postgres``),
 a fresh database created on it for each server and dropped afterwards. CI runs the whole suite
 both ways.
+
+Everything a test opens is closed when the test or fixture that opened it ends, whatever its
+scope: ``make_server`` stops a server (and drops its database) when the fixture or test that
+started it ends, ``store`` disposes its store, ``store_url`` drops its database. The whole suite
+therefore holds a bounded number of PostgreSQL connections, and on PostgreSQL that is checked:
+
+* dropping a database first waits for every connection to it to be gone; one left open fails
+  the test that made the database, naming who holds it (``application_name``);
+* every test process samples the cluster's client connections (``pg_stat_activity``) every
+  half second; more than :data:`MAX_CONNECTIONS` at once, all test processes together, fails
+  the test that was running, with a listing of who holds them. The peak is printed at the end.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.pool import NullPool
 
 from catalog_nb.contract import API_PREFIX
 from catalog_nb.demo.embedded import EmbeddedServer
@@ -26,27 +42,260 @@ from catalog_nb.server.store import Store
 ADMIN_USER = "admin"
 ADMIN_PASSWORD = "admin-password-1"
 PG_URL = os.environ.get("CATALOG_TEST_PG_URL")
+#: The test process (pytest-xdist's worker id), in database and connection names so that a
+#: listing of connections says which process holds them.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+#: The most client connections the suite may hold on the cluster at once, all test processes
+#: together (``scripts/test`` runs two). scripts/pg-cluster allows 200. A test process holds
+#: its session's shared servers, the current module's and the current test's own (each server
+#: keeps up to 5 idle request connections, 15 under a burst, and 2 for its jobs): the whole
+#: suite peaked at 36 with two processes on a busy machine. The bound leaves room for that and
+#: still fails long before PostgreSQL would refuse connections.
+MAX_CONNECTIONS = 80
+#: The connections of the tests' own engines (admin work, stores opened by tests).
+TEST_APPLICATION = f"catalog-nb tests {WORKER}"
 
 
-def _pg_database() -> tuple[str, Callable[[], None]]:
+# -- PostgreSQL databases ------------------------------------------------------------------------
+
+#: The databases this test process made and has not dropped yet: name -> who made it.
+_DATABASES: dict[str, str] = {}
+
+
+@cache
+def _admin() -> Engine:
+    """The cluster's admin database, connected only while a statement runs (no pool)."""
     assert PG_URL
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    name = f"catalog_test_{uuid.uuid4().hex[:12]}"
-    with admin.connect() as conn:
+    return create_engine(PG_URL, poolclass=NullPool, isolation_level="AUTOCOMMIT",
+                         connect_args={"application_name": TEST_APPLICATION})
+
+
+def pg_connections(database: str | None = None) -> list[tuple[str, str, str, int]]:
+    """Client connections on the cluster (or to one database) as (database, application_name,
+    state, count), this query's own left out."""
+    with _admin().connect() as conn:
+        rows = conn.execute(text(
+            "SELECT coalesce(datname, ''), coalesce(application_name, ''), "
+            "coalesce(state, ''), count(*) FROM pg_stat_activity "
+            "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
+            "AND (CAST(:database AS text) IS NULL OR datname = :database) "
+            "GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3"), {"database": database}).all()
+    return [(str(d), str(a), str(s), int(n)) for d, a, s, n in rows]
+
+
+def describe_connections(rows: list[tuple[str, str, str, int]]) -> str:
+    """A listing of connections, one line per (database, application, state), with the test
+    or fixture that made each database of this process."""
+    lines = []
+    for database, application, state, count in rows:
+        owner = _DATABASES.get(database)
+        made_by = f"  <- {owner}" if owner else ""
+        lines.append(f"  {count:4d}  {database or '-'}  {application or '-'}  {state or '-'}"
+                     f"{made_by}")
+    return "\n".join(lines)
+
+
+def pg_databases() -> set[str]:
+    """The names of the databases on the test cluster."""
+    with _admin().connect() as conn:
+        return {str(name) for name in conn.execute(text("SELECT datname FROM pg_database"))
+                .scalars()}
+
+
+def open_connections(database: str, wait: float = 5.0) -> list[tuple[str, str, str, int]]:
+    """The connections to ``database`` still open after up to ``wait`` seconds (a backend
+    leaves pg_stat_activity a moment after its client closed the connection)."""
+    deadline = time.monotonic() + wait
+    left = pg_connections(database)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = pg_connections(database)
+    return left
+
+
+def new_pg_database(owner: str, prefix: str = "catalog_test") -> tuple[str, Callable[[], None]]:
+    """A fresh, empty database on the test cluster: its URL, and the function that drops it.
+
+    The drop waits a few seconds for every connection to the database to be closed and fails,
+    naming them, when one stays open: whoever made the database left an engine undisposed or a
+    server running. ``owner`` says who made it, in that failure and in the bound's listing.
+    """
+    assert PG_URL
+    name = f"{prefix}_{WORKER}_{uuid.uuid4().hex[:12]}".lower()
+    with _admin().connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
+    _DATABASES[name] = owner
 
     def drop() -> None:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+        left = open_connections(name)
+        try:
+            with _admin().connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        finally:
+            _DATABASES.pop(name, None)
+        assert not left, (
+            f"{owner} left connections open to its database {name} (engines not disposed, a "
+            f"server not stopped):\n{describe_connections(left)}"
+        )
 
     return make_url(PG_URL).set(database=name).render_as_string(hide_password=False), drop
 
 
-@pytest.fixture(scope="session")
-def backend() -> str:
-    """Which store the suite runs on: ``sqlite`` or ``postgresql``."""
-    return "postgresql" if PG_URL else "sqlite"
+class ConnectionMonitor:
+    """Samples the cluster's client connections in a daemon thread; keeps the peak, and the
+    worst sample over ``bound`` until :meth:`take_excess` reports it (each as a total and a
+    listing made when it was sampled, while the owners of the databases are still known)."""
+
+    def __init__(self, bound: int, every: float = 0.5) -> None:
+        self.bound = bound
+        self.every = every
+        self.peak = (0, "")
+        self._excess: tuple[int | None, str] | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pg-connection-monitor",
+                                        daemon=True)
+
+    def start(self) -> ConnectionMonitor:
+        self.sample()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def sample(self) -> None:
+        try:
+            rows = pg_connections()
+        except DBAPIError as exc:  # the cluster refusing a connection is an excess too
+            self._over(None, f"  sampling failed: {exc}")
+            return
+        total = sum(r[3] for r in rows)
+        if total > self.peak[0]:
+            self.peak = (total, describe_connections(rows))
+        if total > self.bound:
+            self._over(total, describe_connections(rows))
+
+    def take_excess(self) -> tuple[int | None, str] | None:
+        """The worst sample over the bound since the last call (its total is None when the
+        cluster refused the sampling connection), or None."""
+        with self._lock:
+            excess, self._excess = self._excess, None
+        return excess
+
+    def _over(self, total: int | None, listing: str) -> None:
+        with self._lock:
+            kept = self._excess
+            if kept is None or (kept[0] is not None and (total is None or total > kept[0])):
+                self._excess = (total, listing)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self.sample()
+
+
+_MONITOR: ConnectionMonitor | None = None
+#: Each test process's peak: in pytest-xdist's workeroutput, then in the controller's stash.
+_PEAK_KEY = "catalog_pg_peak"
+_PEAKS = pytest.StashKey[list[dict[str, Any]]]()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def pg_connection_monitor(request: pytest.FixtureRequest) -> Iterator[None]:
+    """On PostgreSQL, watch the cluster's connections for the whole session (see the module
+    docstring); the peak goes to the end-of-run summary."""
+    global _MONITOR
+    if not PG_URL:
+        yield
+        return
+    _MONITOR = ConnectionMonitor(MAX_CONNECTIONS).start()
+    try:
+        yield
+    finally:
+        _MONITOR.stop()
+        peak = {"peak": _MONITOR.peak[0], "listing": _MONITOR.peak[1], "worker": WORKER}
+        _MONITOR = None
+        config = request.config
+        if hasattr(config, "workeroutput"):
+            config.workeroutput[_PEAK_KEY] = peak
+        else:
+            config.stash.setdefault(_PEAKS, []).append(peak)
+
+
+@pytest.fixture(autouse=True)
+def pg_connections_bounded() -> Iterator[None]:
+    """Fails the test during which the cluster held more than MAX_CONNECTIONS connections."""
+    yield
+    if _MONITOR is None:
+        return
+    excess = _MONITOR.take_excess()
+    if excess is not None:
+        total, listing = excess
+        pytest.fail(
+            f"{'Too many' if total is None else total} client connections on the PostgreSQL test "
+            f"cluster during this test, more than the bound of {MAX_CONNECTIONS} "
+            f"(tests/conftest.py); who holds them, per database (<- the test or fixture of "
+            f"process {WORKER} that made it):\n{listing}",
+            pytrace=False,
+        )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist: keep each worker's peak for the summary."""
+    peak = getattr(node, "workeroutput", {}).get(_PEAK_KEY)
+    if peak is not None:
+        node.config.stash.setdefault(_PEAKS, []).append(peak)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    peaks = config.stash.get(_PEAKS, [])
+    if not peaks:
+        return
+    top = max(peaks, key=lambda p: p["peak"])
+    terminalreporter.write_sep("-", "PostgreSQL connections")
+    terminalreporter.write_line(
+        f"peak {top['peak']} client connections on the test cluster, all test processes "
+        f"together (bound {MAX_CONNECTIONS}; seen by {top['worker']}):"
+    )
+    terminalreporter.write_line(top["listing"])
+
+
+# -- who started a server ------------------------------------------------------------------------
+
+#: The fixtures being set up (innermost last) and the test being run: (label, addfinalizer).
+_OWNERS: list[tuple[str, Callable[[Callable[[], object]], None]]] = []
+
+
+class _Owners:
+    """Keeps :data:`_OWNERS`. A plugin, not conftest hooks: pytest asks a conftest's hooks only
+    about nodes under its folder, and session-scoped fixtures belong to the session node."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: Any,
+                             request: pytest.FixtureRequest) -> Generator[None]:
+        label = f"fixture {fixturedef.argname} ({fixturedef.scope})"
+        if request.node.nodeid:
+            label += f" of {request.node.nodeid}"
+        _OWNERS.append((label, request.addfinalizer))
+        try:
+            return (yield)
+        finally:
+            _OWNERS.pop()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None]:
+        _OWNERS.append((item.nodeid, item.addfinalizer))
+        try:
+            return (yield)
+        finally:
+            _OWNERS.pop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.has_plugin("catalog-server-owners"):
+        config.pluginmanager.register(_Owners(), "catalog-server-owners")
 
 
 class Server:
@@ -91,36 +340,62 @@ class Http(requests.Session):
 
 
 @pytest.fixture(scope="session")
-def make_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Server]]:
-    """Start a fresh server on a fresh store; every one started is stopped at the end."""
-    started: list[tuple[EmbeddedServer, Callable[[], None] | None]] = []
+def make_server(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Server]:
+    """Start a fresh server on a fresh store (keyword arguments are Settings fields).
+
+    The server is stopped, and its database dropped, when the fixture or test that started it
+    ends: a module-scoped fixture's server lives for the module, one started in a test for that
+    test only. Stopping fails the owner when the server does not stop or leaves connections open.
+    """
 
     def start(**settings: Any) -> Server:
+        if not _OWNERS:
+            raise RuntimeError("make_server() is called from a fixture or a test only")
+        owner, add_finalizer = _OWNERS[-1]
         data_dir: Path = tmp_path_factory.mktemp("catalog")
         drop = None
         if PG_URL and "db_url" not in settings:
-            settings["db_url"], drop = _pg_database()
+            settings["db_url"], drop = new_pg_database(owner)
         settings.setdefault("admin_password", ADMIN_PASSWORD)
-        embedded = EmbeddedServer(data_dir, admin_user=ADMIN_USER, **settings).start()
-        started.append((embedded, drop))
+        try:
+            embedded = EmbeddedServer(data_dir, admin_user=ADMIN_USER, **settings).start()
+        except BaseException:
+            if drop is not None:
+                drop()
+            raise
+
+        def stop() -> None:
+            embedded.stop(timeout=30)
+            try:
+                assert not embedded.running, (
+                    f"the server {embedded.url} of {owner} did not stop within 30 s")
+            finally:
+                if drop is not None:
+                    drop()
+
+        add_finalizer(stop)
         return Server(embedded)
 
-    yield start
-    for embedded, drop in reversed(started):
-        embedded.stop()
-        if drop is not None:
-            drop()
+    return start
 
 
 @pytest.fixture
-def store_url(tmp_path: Path) -> Iterator[str]:
+def store_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
     """The URL of a fresh, empty store on the backend under test."""
     if not PG_URL:
         yield f"sqlite:///{tmp_path / 'catalog.sqlite3'}"
         return
-    url, drop = _pg_database()
+    url, drop = new_pg_database(request.node.nodeid)
     yield url
     drop()
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    """A migrated store on a fresh database, its connections closed when the test ends."""
+    with Store(store_url, application_name=TEST_APPLICATION) as opened:
+        opened.migrate()
+        yield opened
 
 
 @pytest.fixture(scope="session")

@@ -18,14 +18,6 @@ from catalog_nb.server.store.schema import audit_events, data_resources, jobs
 
 
 @pytest.fixture
-def store(store_url: str) -> Any:
-    opened = Store(store_url)
-    opened.migrate()
-    yield opened
-    opened.dispose()
-
-
-@pytest.fixture
 def folder(tmp_path: Path) -> Path:
     data = tmp_path / "data"
     (data / "crm").mkdir(parents=True)

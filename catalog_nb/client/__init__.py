@@ -27,6 +27,7 @@ from catalog_nb.client.errors import (
     PermissionDeniedError,
     RateLimitedError,
     ServerError,
+    ServiceBusyError,
     TruncatedResultWarning,
 )
 from catalog_nb.client.resource_view import Resource
@@ -50,6 +51,7 @@ __all__ = [
     "Resource",
     "SearchResult",
     "ServerError",
+    "ServiceBusyError",
     "TruncatedResultWarning",
     "connect",
 ]

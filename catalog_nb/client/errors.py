@@ -16,6 +16,8 @@ catches them all; the subclasses say what went wrong::
     ├── PayloadTooLargeError         413  request body too large
     ├── RateLimitedError             429  too many requests (``retry_after`` in seconds)
     ├── ServerError                  5xx  the service failed
+    │   └── ServiceBusyError         503  busy (e.g. its store locked); nothing was changed, send
+    │                                     the request again after ``retry_after`` seconds
     └── JobFailedError               a browse/profile job ended FAILED (``job`` holds it)
 
 Other unexpected statuses (405, 415, ...) raise the base :class:`CatalogError`.
@@ -54,6 +56,7 @@ __all__ = [
     "PermissionDeniedError",
     "RateLimitedError",
     "ServerError",
+    "ServiceBusyError",
     "TruncatedResultWarning",
     "error_from_response",
 ]
@@ -167,6 +170,18 @@ class ServerError(CatalogError):
     default_status = 500
 
 
+class ServiceBusyError(ServerError):
+    """503: the service was too busy to take the request (its store was locked, say) and changed
+    nothing; send it again after ``retry_after`` seconds. Reads are retried for you; writes are
+    not, since the client cannot know a write is safe to repeat."""
+
+    default_status = 503
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
 class JobFailedError(CatalogError):
     """A browse or profile job ended ``FAILED``; ``job`` is the job's JSON, ``message`` its reason.
 
@@ -206,6 +221,7 @@ _BY_STATUS: dict[int, type[CatalogError]] = {
     409: ConflictError,
     413: PayloadTooLargeError,
     429: RateLimitedError,
+    503: ServiceBusyError,
 }
 
 
@@ -216,7 +232,7 @@ def error_class_for_status(status: int) -> type[CatalogError]:
     'NotFoundError'
     """
     if status >= 500:
-        return ServerError
+        return _BY_STATUS.get(status, ServerError)
     return _BY_STATUS.get(status, CatalogError)
 
 
@@ -268,8 +284,8 @@ def error_from_response(response: requests.Response) -> CatalogError:
         "response": response,
         "details": details,
     }
-    if cls is RateLimitedError:
-        return RateLimitedError(
+    if cls is RateLimitedError or cls is ServiceBusyError:
+        return cls(
             message, retry_after=_parse_retry_after(response.headers.get("Retry-After")), **kwargs
         )
     return cls(message, **kwargs)

@@ -76,6 +76,8 @@ class EmbeddedServer:
         deadline = time.monotonic() + timeout
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
+                # A late start would leave a server nobody stops, holding its store open.
+                self.stop()
                 raise RuntimeError(
                     f"The catalog service did not start on {self.url}; see the log above."
                 )
@@ -83,10 +85,19 @@ class EmbeddedServer:
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop serving and wait for the thread to end."""
+        """Stop serving and wait up to ``timeout`` seconds for the thread to end.
+
+        The application's shutdown (job workers stopped, store connections closed) runs in that
+        thread, so it is done once :attr:`running` is False.
+        """
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        """Whether the server's thread is still alive (serving, or still shutting down)."""
+        return self._thread is not None and self._thread.is_alive()
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()

@@ -12,8 +12,6 @@ Example::
 from __future__ import annotations
 
 import json
-import logging
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,12 +19,14 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.routing import compile_path
 
 from catalog_nb.contract import API_PREFIX, ErrorCode, distribution_version
 from catalog_nb.server import runtime_config
 from catalog_nb.server.bootstrap import bootstrap
+from catalog_nb.server.edge import RequestGuard, error_response
 from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.jobs import JobRunner
 from catalog_nb.server.routes import (
@@ -51,14 +51,6 @@ from catalog_nb.server.routes import (
 )
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
-
-log = logging.getLogger(__name__)
-
-
-def _error(status: int, code: ErrorCode | str, message: str, **extra: Any) -> JSONResponse:
-    body = {"message": message, "errorCode": str(code), "status": status, **extra}
-    return JSONResponse(status_code=status, content=body)
-
 
 _PARAMS = ("query", "path", "header", "cookie")
 
@@ -93,8 +85,26 @@ def _describe(errors: list[Any]) -> tuple[ErrorCode, str, list[dict[str, Any]]]:
     return code, f"Invalid request: {message}{more}.", details
 
 
+class MethodTable:
+    """Which methods each path of the API answers, for the ``Allow`` header of a 405.
+
+    Starlette names only the methods of the first route whose path matched, but one path is
+    often served by several routes (``GET`` and ``PUT /user/{key}`` are two operations), so the
+    table is built from every route of every router once, when the app is made.
+    """
+
+    def __init__(self, routes: list[tuple[str, set[str]]]) -> None:
+        self._rows = [(compile_path(path)[0], methods) for path, methods in routes]
+
+    def allowed(self, path: str) -> list[str]:
+        return sorted({m for regex, listed in self._rows if regex.match(path) for m in listed})
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    """Every error leaves as JSON ``{message, errorCode, status}``; never HTML, never a trace."""
+    """Every error leaves as JSON ``{message, errorCode, status}``; never HTML, never a trace.
+
+    Faults no handler claims are answered by the edge (``edge.RequestGuard``).
+    """
 
     @app.exception_handler(ServiceError)
     async def _service(_: Request, exc: ServiceError) -> JSONResponse:
@@ -105,98 +115,28 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         code, message, details = _describe(list(exc.errors()))
-        return _error(400, code, message, details=json.loads(json.dumps(details, default=str)))
+        details = json.loads(json.dumps(details, default=str))
+        return error_response(400, code, message, details=details)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 404:
-            return _error(404, ErrorCode.ROUTE_NOT_FOUND,
-                          f"There is no endpoint {request.method} {request.url.path}.")
+            return error_response(404, ErrorCode.ROUTE_NOT_FOUND,
+                                  f"There is no endpoint {request.method} {request.url.path}.")
         if exc.status_code == 405:
-            return _error(405, ErrorCode.METHOD_NOT_ALLOWED,
-                          f"{request.url.path} does not answer {request.method}.")
+            allowed = request.app.state.methods.allowed(request.url.path)
+            return error_response(
+                405, ErrorCode.METHOD_NOT_ALLOWED,
+                f"{request.url.path} does not answer {request.method}; it answers "
+                f"{', '.join(allowed)}.",
+                headers={"Allow": ", ".join(allowed)},
+            )
         if exc.status_code == 400:
             # FastAPI's own 400: a body it cannot decode (not UTF-8, not JSON).
-            return _error(400, ErrorCode.MALFORMED_JSON,
-                          "The request body is not valid JSON in UTF-8.")
-        return _error(exc.status_code, f"HTTP_{exc.status_code}", str(exc.detail))
+            return error_response(400, ErrorCode.MALFORMED_JSON,
+                                  "The request body is not valid JSON in UTF-8.")
+        return error_response(exc.status_code, f"HTTP_{exc.status_code}", str(exc.detail))
 
-    @app.exception_handler(Exception)
-    async def _fault(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("Unhandled error in %s %s", request.method, request.url.path)
-        return _error(500, ErrorCode.INTERNAL_ERROR,
-                      "The service failed to handle this request; the fault has been logged.")
-
-
-#: A JSON ``\u0000`` escape that is not itself an escaped backslash followed by "u0000".
-_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
-
-
-def _has_nul(scope: Scope, body: bytes) -> bool:
-    query: bytes = scope.get("query_string") or b""
-    return (
-        "\x00" in str(scope.get("path", ""))
-        or b"%00" in query
-        or _JSON_NUL.search(body) is not None
-    )
-
-
-class BodyLimit:
-    """ASGI middleware: a body over ``limit`` bytes is answered 413 before any route sees it.
-
-    Bodies are read here (they are small by contract) and replayed to the application, so the
-    limit holds for chunked uploads without a Content-Length too. A NUL character anywhere in the
-    path, the query or a JSON string of the body is answered 400 here too: PostgreSQL text cannot
-    hold one, and no name, key or description needs one.
-    """
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._too_large(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await self._too_large(scope, receive, send)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
-        if _has_nul(scope, body):
-            response = _error(400, ErrorCode.INVALID_PAYLOAD,
-                              "The request contains a NUL character, which the catalog refuses.")
-            await response(scope, receive, send)
-            return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = _error(413, ErrorCode.PAYLOAD_TOO_LARGE,
-                          f"The request body is larger than the limit of {self.limit} bytes.")
-        await response(scope, receive, send)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -205,15 +145,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = Store(settings.store_url)
-        store.migrate()
-        with store.write() as conn:
-            bootstrap(conn, settings)
-        app.state.store = store
-        # Stored /config values win over the environment; applied before any job starts.
-        watcher = runtime_config.start(store, app.state.runtime_config)
-        # Jobs left RUNNING by a stopped process fail, QUEUED ones run (server/jobs.py).
-        runner = JobRunner(store, settings).start()
+        store = Store(
+            settings.store_url, busy_timeout=settings.store_busy_timeout_seconds,
+            pool_size=settings.store_pool_size, max_overflow=settings.store_max_overflow,
+        )
+        watcher = None
+        try:
+            store.migrate()
+            with store.write() as conn:
+                bootstrap(conn, settings)
+            app.state.store = store
+            # Stored /config values win over the environment; applied before any job starts.
+            watcher = runtime_config.start(store, app.state.runtime_config)
+            # Jobs left RUNNING by a stopped process fail, QUEUED ones run (server/jobs.py).
+            runner = JobRunner(store, settings).start()
+        except BaseException:
+            # A start that fails half-way must not leave the pool or the watcher behind.
+            if watcher is not None:
+                watcher.stop()
+            store.dispose()
+            raise
         app.state.jobs = runner
         try:
             yield
@@ -242,7 +193,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     for router in routers:
         app.include_router(router, prefix=API_PREFIX)
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.state.methods = MethodTable([
+        (API_PREFIX + route.path, set(route.methods or ()))
+        for router in routers for route in router.routes if isinstance(route, APIRoute)
+    ] + [(f"{API_PREFIX}/openapi.json", {"GET"}), (f"{API_PREFIX}/docs", {"GET"})])
+    app.add_middleware(RequestGuard, limit=settings.max_body_bytes)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

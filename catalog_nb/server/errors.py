@@ -11,6 +11,7 @@ The store and the security layer raise these; they never raise HTTP exceptions. 
      +-- Conflict           409
      +-- PayloadTooLarge    413
      +-- Throttled          429
+     +-- StoreBusy          503 (with Retry-After)
 """
 
 from __future__ import annotations
@@ -79,3 +80,11 @@ class PayloadTooLarge(ServiceError):
 class Throttled(ServiceError):
     status = 429
     default_code = ErrorCode.LOGIN_THROTTLED
+
+
+class StoreBusy(ServiceError):
+    """The store could not take this request's work in time (a lock held too long, no free
+    connection); the request changed nothing and may be sent again after ``Retry-After``."""
+
+    status = 503
+    default_code = ErrorCode.STORE_BUSY

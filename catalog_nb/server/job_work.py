@@ -203,9 +203,18 @@ class Work(DiscoverySteps):
                 return browse(self.folder, includes, excludes)
             except ProfilingError as exc:
                 raise JobFailed(f"Cannot browse data source '{self._name}': {exc}") from None
+        roots = self.settings.data_roots if self.enforce_roots else None
         try:
-            self.engine = source_engine(uri)
+            # Checked again here, not only at registration: the files may have been swapped
+            # since (a link to the store, or out of the roots). The guard repeats the check on
+            # every connection the job opens.
+            source_store.sql_url(uri, self.settings.store_url, roots)
+            guard = source_store.sqlite_guard(self.settings.store_url, roots)
+            self.engine = source_engine(uri, guard=guard)
             found = browse_sql(self.engine)
+        except ServiceError as exc:
+            raise JobFailed(f"Cannot connect to data source '{self._name}': {exc.message}"
+                            ) from None
         except (ProfilingError, ValueError) as exc:
             raise JobFailed(
                 f"Cannot connect to data source '{self._name}': {redact(str(exc), uri)}"

@@ -115,12 +115,16 @@ class JobRunner:
 
     Jobs of one data source never run at the same time in one process (a per-source lock).
     The runner opens a store of its own on the same database: background work never takes
-    connections from the pool that serves requests. It looks for jobs a dead process left
-    behind at start-up and every ``job_stale_seconds / 2``.
+    connections from the pool that serves requests. That pool is sized for the runner's own
+    threads (each worker and the heartbeat, one nested connection each at most), so an idle
+    runner keeps few connections open. It looks for jobs a dead process left behind at
+    start-up and every ``job_stale_seconds / 2``.
     """
 
     def __init__(self, store: Store, settings: Settings) -> None:
-        self.store = Store(store.url)
+        threads = settings.job_workers + 1
+        self.store = Store(store.url, busy_timeout=store.busy_timeout, pool_size=threads,
+                           max_overflow=threads, application_name="catalog-nb jobs")
         self.settings = settings
         self._queue: queue.Queue[str] = queue.Queue()
         self._lock = threading.Lock()
@@ -132,7 +136,12 @@ class JobRunner:
 
     def start(self) -> JobRunner:
         """Fail jobs a stopped process left RUNNING, queue the QUEUED ones, start the workers."""
-        self._sweep(everything_queued=True)
+        try:
+            self._sweep(everything_queued=True)
+        except BaseException:
+            # Nobody will call stop() on a runner that never started: close its pool here.
+            self.store.dispose()
+            raise
         for number in range(self.settings.job_workers):
             thread = threading.Thread(target=self._work, name=f"catalog-job-{number}",
                                       daemon=True)

@@ -53,6 +53,7 @@ __all__ = [
     "check",
     "property_named",
     "start",
+    "visible",
 ]
 
 ConfigType = Literal["STRING", "INTEGER", "DOUBLE", "BOOLEAN"]
@@ -66,7 +67,8 @@ class Property:
     """One configuration property: wire ``name``, Settings ``field``, type and bounds.
 
     ``read`` turns the field's value into its wire value when that is not the value itself
-    (lists of paths become one ``os.pathsep``-separated string).
+    (lists of paths become one ``os.pathsep``-separated string). An ``admin_only`` property is
+    neither listed nor read for anyone but an Administrator (see :func:`visible`).
     """
 
     name: str
@@ -77,6 +79,7 @@ class Property:
     maximum: float | None = None
     read_only: bool = False
     read: Callable[[Any], Any] | None = None
+    admin_only: bool = False
 
     def value_of(self, settings: Settings) -> Any:
         """The wire value of this property in ``settings``."""
@@ -97,10 +100,14 @@ _ALL = (
     Property("session.maxLifetimeHours", "session_max_hours", "DOUBLE",
              "Hours after login after which a session expires, active or not.", 0.25, 8_760),
     Property("login.maxFailures", "login_max_failures", "INTEGER",
-             "Failed logins for one user name that lock it for login.lockoutSeconds.", 1, 1_000),
+             "Failed logins for one user name from one client address that make that client "
+             "wait login.lockoutSeconds before trying the name again.", 1, 1_000),
+    Property("login.clientMaxFailures", "login_client_max_failures", "INTEGER",
+             "Failed logins from one client address, whatever the user names, that make that "
+             "client wait login.lockoutSeconds.", 1, 100_000),
     Property("login.lockoutSeconds", "login_lockout_seconds", "DOUBLE",
-             "Seconds a user name stays locked after login.maxFailures failed logins.",
-             1, 86_400),
+             "Seconds of the first wait after too many failed logins; each further failure "
+             "doubles it (up to 64 times).", 1, 86_400),
     Property("profiling.sampleRows", "profile_sample_rows", "INTEGER",
              "Rows per resource the sample-based statistics read (counts see all rows).",
              100, 100_000_000),
@@ -138,20 +145,32 @@ _ALL = (
              read_only=True),
     Property("service.dataRoots", "data_roots", "STRING",
              "Folders FILE data sources may lie under (set at start: CATALOG_DATA_ROOTS).",
-             read_only=True, read=_paths),
+             read_only=True, read=_paths, admin_only=True),
 )
 
 #: Every property by name, in the order ``GET /config`` lists them.
 PROPERTIES: dict[str, Property] = {p.name: p for p in _ALL}
 
 
-def property_named(name: str) -> Property:
-    """The property of this name; 404 ``CONFIG_NOT_FOUND`` naming the known ones."""
+def visible(admin: bool) -> list[Property]:
+    """The properties a caller may read, in ``GET /config`` order: all of them for an
+    Administrator, the others without the ``admin_only`` ones (where the service's files lie
+    is no business of theirs)."""
+    return [p for p in PROPERTIES.values() if admin or not p.admin_only]
+
+
+def property_named(name: str, admin: bool = True) -> Property:
+    """The property of this name; 404 ``CONFIG_NOT_FOUND`` naming the known ones.
+
+    For a caller who is not an Administrator (``admin=False``) an ``admin_only`` property
+    answers exactly as a name that does not exist, and the names offered leave it out.
+    """
+    shown = visible(admin)
     found = PROPERTIES.get(name)
-    if found is None:
+    if found is None or found not in shown:
         raise NotFound(
             f"There is no configuration property '{name}'; the properties are "
-            f"{', '.join(PROPERTIES)}.",
+            f"{', '.join(p.name for p in shown)}.",
             ErrorCode.CONFIG_NOT_FOUND,
         )
     return found

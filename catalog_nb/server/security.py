@@ -9,6 +9,8 @@ under their virtual folders and data sets. Anything a caller may not see answers
 A grant of a virtual folder covers the resources its own path specifications match (not those
 of its child folders). ``visibility(conn, roles)`` resolves all of this once per request into a
 ``Visibility`` that the store turns into one SQL condition for many resources at once.
+``readable_roles`` applies the same rules to what roles grant, so reading another role never
+shows a non-administrator the keys of what they may not see.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import hmac
 import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -333,3 +335,43 @@ def visibility(conn: Connection, roles: Sequence[RoleRecord]) -> Visibility:
         folder_keys=folder_keys,
         dataset_keys=dataset_keys,
     )
+
+
+def readable_roles(conn: Connection, caller: Caller,
+                   records: Sequence[RoleRecord]) -> list[RoleRecord]:
+    """Roles as ``caller`` may read them: whole for an Administrator; for anyone else every grant
+    list keeps only the keys the caller's own roles grant.
+
+    A data source, virtual folder or data set key stays when the caller may see that object
+    (``metadataAccessOption = ALL`` sees every source, and the folders and data sets on them);
+    a tag domain key stays when one of the caller's roles grants that domain. The caller's own
+    roles therefore read whole. Any grant kind not named here is hidden.
+    """
+    if caller.admin:
+        return list(records)
+    # Imported here for the reason given in visibility().
+    from catalog_nb.server.store import sources as source_store
+
+    seen = visibility(conn, caller.roles)
+    domains = granted_domains(caller.roles)
+    folders = {f["key"]: f for f in source_store.virtual_folders_by_key(
+        conn, {k for r in records for k in r.granted("VIRTUAL_FOLDER")})}
+    datasets = {d["key"]: d for d in source_store.datasets_by_key(
+        conn, {k for r in records for k in r.granted("DATASET")})}
+
+    def keep(kind: str, key: str) -> bool:
+        if kind == "DATA_SOURCE":
+            return seen.sees_source(key)
+        if kind == "VIRTUAL_FOLDER":
+            return key in folders and seen.sees_folder(folders[key])
+        if kind == "DATASET":
+            return key in datasets and seen.sees_dataset(datasets[key])
+        if kind == "DOMAIN":
+            return key in domains
+        return False
+
+    return [
+        replace(r, grants={kind: [k for k in keys if keep(kind, k)]
+                           for kind, keys in r.grants.items()})
+        for r in records
+    ]

@@ -37,7 +37,28 @@ class Settings(BaseSettings):
     session_idle_minutes: float = Field(default=120.0, gt=0)
     session_max_hours: float = Field(default=24.0, gt=0)
     login_max_failures: int = Field(default=5, ge=1, description="Failures before throttling.")
-    login_lockout_seconds: float = Field(default=300.0, gt=0)
+    login_lockout_seconds: float = Field(
+        default=300.0, gt=0,
+        description="Seconds one client stays locked out of a user name after "
+        "login_max_failures failures; each further failure doubles it.",
+    )
+    login_client_max_failures: int = Field(
+        default=20, ge=1,
+        description="Failed logins from one client address, whatever the user names, before "
+        "that client is throttled (password spraying).",
+    )
+    store_pool_size: int = Field(
+        default=5, ge=1,
+        description="PostgreSQL connections the service keeps open for requests.",
+    )
+    store_max_overflow: int = Field(
+        default=10, ge=0,
+        description="Further PostgreSQL connections it may open for a burst of requests.",
+    )
+    store_busy_timeout_seconds: float = Field(
+        default=30.0, gt=0,
+        description="How long a request waits for a store lock before answering 503.",
+    )
     max_body_bytes: int = Field(default=MAX_BODY_BYTES, gt=0)
     cookie_secure: bool = Field(default=False, description="Send the session cookie over TLS only.")
     data_roots: Annotated[list[Path], NoDecode] = Field(

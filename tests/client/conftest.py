@@ -14,6 +14,7 @@ import responses
 
 from catalog_nb.client import Catalog, connect
 from tests.client.mocks import BASE, LIVE_PASSWORD, ScriptedServer, add_login
+from tests.client.relation_lake import RelationLake, profiled_catalog
 
 
 @pytest.fixture
@@ -61,3 +62,11 @@ def make_user(live_cat: Catalog, unique: Callable[[str], str]) -> Callable[..., 
         return live_cat.create_user(unique(prefix), **fields)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def relation_lake(make_server: Callable[..., Any],
+                  tmp_path_factory: pytest.TempPathFactory) -> RelationLake:
+    """The profiled demo lake shared by the live relation tests (``tests.client.relation_lake``);
+    its server lives until the session ends."""
+    return RelationLake(*profiled_catalog(make_server, tmp_path_factory, "relation-lake"))

@@ -2,8 +2,9 @@
 
 The lake (scale 0.05) is registered as its two data sources and profiled through the client,
 so lineage, join conditions and overlap come from the service's own discovery (it runs at the
-end of every PROFILE job). Built once per test process: the lineage, join and coverage modules
-all read it (only the coverage tests write, and only tag associations).
+end of every PROFILE job). Built once per test process, by the session fixture ``relation_lake``
+of ``tests/client/conftest.py``: the lineage, join and coverage modules all read it (only the
+coverage tests write, and only tag associations).
 """
 
 from __future__ import annotations
@@ -38,15 +39,12 @@ class RelationLake:
         return self.keys[name]
 
 
-_BUILT: dict[str, RelationLake] = {}
-
-
 def profiled_catalog(
     make_server: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory, name: str
 ) -> tuple[Catalog, LakeTruth, Any]:
     """A fresh server whose data roots hold a new demo lake, its two sources registered and
     profiled through the client: ``(admin catalog, truth, server)``. For modules that write to
-    their catalog; read-only ones share :func:`relation_lake`."""
+    their catalog; read-only ones share the ``relation_lake`` fixture."""
     root = tmp_path_factory.mktemp(name)
     truth = build_lake(root / "acme", scale=0.05)
     server = make_server(data_roots=[root])
@@ -57,13 +55,3 @@ def profiled_catalog(
         job = cat.profile(source["name"], timeout=300, poll_interval=0.05)
         assert job["state"] == "SUCCEEDED", job.to_dict()
     return cat, truth, server
-
-
-def relation_lake(
-    make_server: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
-) -> RelationLake:
-    """The shared lake, built and profiled on first use."""
-    if "lake" not in _BUILT:
-        _BUILT["lake"] = RelationLake(*profiled_catalog(make_server, tmp_path_factory,
-                                                        "relation-lake"))
-    return _BUILT["lake"]

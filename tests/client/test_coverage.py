@@ -3,16 +3,13 @@ demo lake: the shares must agree with what ``associations()`` lists."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import networkx as nx
 import pandas as pd
 import pytest
 
 from catalog_nb.client import Catalog, NotFoundError
 from catalog_nb.client.relation_frames import COVERAGE_COLUMNS
-from tests.client.relation_lake import FILES, SQL, RelationLake, relation_lake
+from tests.client.relation_lake import FILES, SQL, RelationLake
 
 #: (resource, field) pairs the module tags ACCEPTED, plus one resource-level tag (field None).
 TAGGED = [
@@ -25,9 +22,8 @@ TAGGED = [
 
 
 @pytest.fixture(scope="module")
-def tagged(make_server: Callable[..., Any],
-           tmp_path_factory: pytest.TempPathFactory) -> tuple[RelationLake, str]:
-    lake = relation_lake(make_server, tmp_path_factory)
+def tagged(relation_lake: RelationLake) -> tuple[RelationLake, str]:
+    lake = relation_lake
     tag = str(lake.cat.tags().sort_values("full_name")["full_name"].iloc[0])
     for name, field in TAGGED:
         lake.cat.tag(lake.key(name), tag, field=field, state="ACCEPTED")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -13,12 +12,12 @@ import pytest
 
 from catalog_nb.client import BadRequestError, Catalog, NotFoundError
 from catalog_nb.client.relation_frames import JOIN_CONDITION_COLUMNS, JOIN_PATH_COLUMNS
-from tests.client.relation_lake import SQL, RelationLake, relation_lake
+from tests.client.relation_lake import SQL, RelationLake
 
 
 @pytest.fixture
-def lake(make_server: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory) -> RelationLake:
-    return relation_lake(make_server, tmp_path_factory)
+def lake(relation_lake: RelationLake) -> RelationLake:
+    return relation_lake
 
 
 @pytest.fixture

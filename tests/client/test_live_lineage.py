@@ -7,7 +7,6 @@ INFERRED ones (``truth.derivations``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import networkx as nx
 import pytest
@@ -15,12 +14,12 @@ import pytest
 from catalog_nb.client import Catalog, NotFoundError, connect
 from catalog_nb.client.relation_frames import IMPACT_COLUMNS
 from tests.client.mocks import LIVE_PASSWORD
-from tests.client.relation_lake import FILES, SQL, RelationLake, relation_lake
+from tests.client.relation_lake import FILES, SQL, RelationLake
 
 
 @pytest.fixture
-def lake(make_server: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory) -> RelationLake:
-    return relation_lake(make_server, tmp_path_factory)
+def lake(relation_lake: RelationLake) -> RelationLake:
+    return relation_lake
 
 
 @pytest.fixture

@@ -33,10 +33,8 @@ class Lake:
     truth: LakeTruth
 
 
-def lake_store(url: str) -> Lake:
-    """A migrated store at ``url`` with the demo lake's files and database profiled."""
-    store = Store(url)
-    store.migrate()
+def lake_store(store: Store) -> Lake:
+    """``store`` (migrated) with the demo lake's files and database profiled."""
     files_key = profile_folder(store, "lake_files", demo_files())
     sql_key = profile_sql(store, "lake_sql")
     return Lake(store, files_key, sql_key, load_truth(demo_lake()))

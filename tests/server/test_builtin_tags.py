@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -126,14 +125,6 @@ def test_definitions_are_consistent() -> None:
 
 
 # ------------------------------------------------------------------------------------- seeding
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    made = Store(store_url)
-    made.migrate()
-    yield made
-    made.dispose()
 
 
 def _builtins(store: Store) -> dict[str, dict[str, object]]:

@@ -43,15 +43,8 @@ def _write(folder: Path, files: dict[str, tuple[str, int]]) -> Path:
     return folder
 
 
-def _store(url: str) -> Store:
-    store = Store(url)
-    store.migrate()
-    return store
-
-
-def test_subsets_and_renamed_copies_point_to_the_older_file(store_url: str,
+def test_subsets_and_renamed_copies_point_to_the_older_file(store: Store,
                                                             tmp_path: Path) -> None:
-    store = _store(store_url)
     copy_rows = [[r[0], r[1], r[2], r[3], r[4], f"{(i * 7919) % 1000 / 7:.3f}"]
                  for i, r in enumerate(_people(range(60)))]
     folder = _write(tmp_path / "files", {
@@ -84,8 +77,7 @@ def test_subsets_and_renamed_copies_point_to_the_older_file(store_url: str,
     assert report.counts == {"inferredEdges": 2}
 
 
-def test_direction_comes_from_time_and_rows(store_url: str, tmp_path: Path) -> None:
-    store = _store(store_url)
+def test_direction_comes_from_time_and_rows(store: Store, tmp_path: Path) -> None:
     folder = _write(tmp_path / "files", {
         "big.csv": (_csv(HEADER, _people(range(60))), T0 + DAY),
         # Older, but a subset of the newer file's rows: the newer one is not derived from it.
@@ -98,8 +90,7 @@ def test_direction_comes_from_time_and_rows(store_url: str, tmp_path: Path) -> N
     assert edges_by_path(store, "INFERRED") == {}
 
 
-def test_flags_and_single_columns_prove_nothing(store_url: str, tmp_path: Path) -> None:
-    store = _store(store_url)
+def test_flags_and_single_columns_prove_nothing(store: Store, tmp_path: Path) -> None:
     folder = _write(tmp_path / "files", {
         "src.csv": (_csv([*HEADER, "active"], [[*r, "true" if i % 2 else "false"]
                                                for i, r in enumerate(_people(range(60)))]), T0),
@@ -115,9 +106,8 @@ def test_flags_and_single_columns_prove_nothing(store_url: str, tmp_path: Path) 
     assert edges_by_path(store, "INFERRED") == {}
 
 
-def test_collections_derive_but_their_members_never_appear(store_url: str,
+def test_collections_derive_but_their_members_never_appear(store: Store,
                                                            tmp_path: Path) -> None:
-    store = _store(store_url)
     folder = _write(tmp_path / "files", {
         "src.csv": (_csv(HEADER, _people(range(60))), T0),
         "parts/part-1.csv": (_csv(HEADER, _people(range(0, 20))), T0 + DAY),
@@ -139,8 +129,8 @@ def test_type_compatibility() -> None:
     assert not file_lineage.compatible("STRING", "STRUCT")
 
 
-def test_demo_derivations_match_the_truth(store_url: str) -> None:
-    lake = lake_store(store_url)
+def test_demo_derivations_match_the_truth(store: Store) -> None:
+    lake = lake_store(store)
     view_lineage.refresh(lake.store, SETTINGS)
     report = file_lineage.infer(lake.store, SETTINGS)
     edges = edges_by_path(lake.store, "INFERRED")
@@ -157,8 +147,8 @@ def test_demo_derivations_match_the_truth(store_url: str) -> None:
     assert report.counts == {"inferredEdges": 5}
 
 
-def test_inference_is_idempotent_and_forgets_what_is_gone(store_url: str) -> None:
-    lake = lake_store(store_url)
+def test_inference_is_idempotent_and_forgets_what_is_gone(store: Store) -> None:
+    lake = lake_store(store)
     file_lineage.infer(lake.store, SETTINGS)
     first = {k: (e["score"], e["field_lineage"], e["evidence"])
              for k, e in edges_by_path(lake.store, "INFERRED").items()}

@@ -22,8 +22,8 @@ from tests.server.lineage_helpers import (
 SETTINGS = Settings()
 
 
-def test_demo_views_match_the_truth(store_url: str) -> None:
-    lake = lake_store(store_url)
+def test_demo_views_match_the_truth(store: Store) -> None:
+    lake = lake_store(store)
     report = view_lineage.refresh(lake.store, SETTINGS)
 
     expected = {(table, view.view) for view in lake.truth.views for table in view.tables}
@@ -45,8 +45,8 @@ def test_demo_views_match_the_truth(store_url: str) -> None:
     assert "5 of 5 views parsed" in report.summary
 
 
-def test_refresh_replaces_its_findings_and_is_idempotent(store_url: str) -> None:
-    lake = lake_store(store_url)
+def test_refresh_replaces_its_findings_and_is_idempotent(store: Store) -> None:
+    lake = lake_store(store)
     view_lineage.refresh(lake.store, SETTINGS)
     first = {k: (e["field_lineage"], e["evidence"]) for k, e in
              edges_by_path(lake.store, "FACTUAL").items()}
@@ -80,9 +80,7 @@ def _bad_source(store: Store) -> str:
                       {"main.t": ["a", "b"], "main.u": ["a", "c"]}, BAD_VIEWS)
 
 
-def test_bad_views_degrade_one_by_one(store_url: str) -> None:
-    store = Store(store_url)
-    store.migrate()
+def test_bad_views_degrade_one_by_one(store: Store) -> None:
     _bad_source(store)
     report = view_lineage.refresh(store, SETTINGS)
     statuses = statuses_by_path(store)
@@ -124,11 +122,9 @@ def test_bad_views_degrade_one_by_one(store_url: str) -> None:
     assert report.errors == []
 
 
-def test_dialect_follows_the_source(store_url: str) -> None:
+def test_dialect_follows_the_source(store: Store) -> None:
     """PostgreSQL keeps only the query (pg_get_viewdef), with its own syntax; unqualified
     names resolve in the view's schema."""
-    store = Store(store_url)
-    store.migrate()
     sql_source(store, "pg", "postgresql+psycopg://someone@db.example/sales",
                {"shop.orders": ["id", "amount", "note"], "other.orders": ["id"]},
                {"shop.big_orders": (" SELECT o.id, (o.amount)::numeric(10,2) AS amount\n"
@@ -143,9 +139,7 @@ def test_dialect_follows_the_source(store_url: str) -> None:
     assert statuses_by_path(store)["shop.big_orders"] == ("PARSED", None)
 
 
-def test_removed_resources_leave_no_dangling_edges(store_url: str) -> None:
-    store = Store(store_url)
-    store.migrate()
+def test_removed_resources_leave_no_dangling_edges(store: Store) -> None:
     _bad_source(store)
     view_lineage.refresh(store, SETTINGS)
     keys = {p: k for k, p in paths(store).items()}
@@ -166,9 +160,7 @@ def test_removed_resources_leave_no_dangling_edges(store_url: str) -> None:
     assert not [e for e in edges_by_path(store, "FACTUAL") if e[1] == "main.ghostly"]
 
 
-def test_missing_views_lose_their_lineage(store_url: str) -> None:
-    store = Store(store_url)
-    store.migrate()
+def test_missing_views_lose_their_lineage(store: Store) -> None:
     _bad_source(store)
     view_lineage.refresh(store, SETTINGS)
     with store.write() as conn:

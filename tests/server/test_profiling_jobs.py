@@ -15,13 +15,12 @@ from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from catalog_nb.demo.lake import build_lake, lake_sources
 from catalog_nb.demo.lake_sql import TABLE_KEYS
 from catalog_nb.demo.truth import LakeTruth
 from catalog_nb.server import job_work as jobs_module
-from tests.conftest import PG_URL, Http, Server
+from tests.conftest import PG_URL, Http, Server, new_pg_database
 from tests.server.source_helpers import create_source, fields, resources, run_job
 
 SECRET = "n0t-to-be-Seen"
@@ -322,15 +321,11 @@ def test_a_folder_that_disappeared_fails_the_job(
 
 
 @pytest.fixture
-def pg_source() -> Iterator[str]:
+def pg_source(request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh PostgreSQL database with a schema, a foreign key and a view."""
     if not PG_URL:
         pytest.skip("CATALOG_TEST_PG_URL is not set")
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    name = f"catalog_src_{uuid.uuid4().hex[:10]}"
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(PG_URL).set(database=name)
+    url, drop = new_pg_database(request.node.nodeid, prefix="catalog_src")
     engine = create_engine(url)
     with engine.begin() as conn:
         conn.execute(text("CREATE SCHEMA shop"))
@@ -345,10 +340,8 @@ def pg_source() -> Iterator[str]:
         conn.execute(text("CREATE VIEW shop.big_orders AS SELECT id, amount FROM shop.orders "
                           "WHERE amount > 100"))
     engine.dispose()
-    yield url.render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    yield url
+    drop()
 
 
 def test_a_postgresql_database_is_browsed_and_profiled(

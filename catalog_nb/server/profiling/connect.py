@@ -13,7 +13,8 @@ and ATTACHes each file on every new connection; SQLAlchemy's inspector then list
 :func:`source_engine` opens data sources the way the catalog reads them: SQLite files read-only
 (``mode=ro``: the catalog never writes to a source, and a missing file is an error instead of a
 new empty database), PostgreSQL with a connection timeout, and ``postgresql://`` without a driver
-served by psycopg 3 when psycopg2 is not installed. :func:`check_url` validates a URL without
+served by psycopg 3 when psycopg2 is not installed; a ``guard`` given to it checks each SQLite
+file right before every connection opens it. :func:`check_url` validates a URL without
 connecting; :func:`mask_url` and :func:`redact` keep passwords out of everything shown.
 
 Example::
@@ -29,7 +30,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -147,29 +148,41 @@ def check_url(url: str) -> URL:
     return parsed
 
 
-def _read_only_sqlite(main: Path, attached: Mapping[str, Path]) -> Any:
+#: Checks a SQLite file right before it is opened and returns the path to open (or raises).
+Guard = Callable[[Path], Path]
+
+
+def _read_only_sqlite(main: Path, attached: Mapping[str, Path], guard: Guard | None) -> Any:
     """A DBAPI connection factory opening ``main`` and the attachments read-only."""
 
     def connect() -> sqlite3.Connection:
+        opened: dict[str, Path] = {}
         for name, path in {"main": main, **attached}.items():
-            if not path.is_file():
+            # Checked on every new connection, and the checked (resolved) path is what is
+            # opened: a link swapped in after registration cannot redirect the read.
+            target = guard(path) if guard is not None else path.resolve()
+            if not target.is_file():
                 raise FileNotFoundError(f"schema {name!r}: no SQLite database at {path}")
+            opened[name] = target
         conn = sqlite3.connect(
-            f"{main.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+            f"{opened.pop('main').as_uri()}?mode=ro", uri=True, check_same_thread=False
         )
-        for name, path in attached.items():
-            conn.execute(f'ATTACH DATABASE ? AS "{name}"', (f"{path.resolve().as_uri()}?mode=ro",))
+        for name, path in opened.items():
+            conn.execute(f'ATTACH DATABASE ? AS "{name}"', (f"{path.as_uri()}?mode=ro",))
         return conn
 
     return connect
 
 
-def source_engine(url: str | URL, *, read_only: bool = True, **engine_options: Any) -> Engine:
+def source_engine(url: str | URL, *, read_only: bool = True, guard: Guard | None = None,
+                  **engine_options: Any) -> Engine:
     """An engine for a data source URL (any dialect), ATTACHing a SQLite URL's schemas.
 
     ``read_only`` (the default) opens SQLite files read-only and refuses missing ones; other
-    databases are only ever read by the catalog, whatever their permissions say. Raises
-    ValueError for a malformed ``attach``.
+    databases are only ever read by the catalog, whatever their permissions say. ``guard``
+    (read-only SQLite only) checks each file right before every connection opens it, and
+    returns the path to open; whatever it raises fails the connection. Raises ValueError for a
+    malformed ``attach``.
     """
     clean, attached = split_attachments(url)
     clean = _with_driver(clean)
@@ -180,7 +193,9 @@ def source_engine(url: str | URL, *, read_only: bool = True, **engine_options: A
         )
     main = _sqlite_file(clean) if backend == "sqlite" else None
     if main is not None and read_only:
-        return create_engine(clean, creator=_read_only_sqlite(main, attached), **engine_options)
+        return create_engine(
+            clean, creator=_read_only_sqlite(main, attached, guard), **engine_options
+        )
     engine = create_engine(clean, **engine_options)
     if not attached:
         return engine

@@ -19,11 +19,14 @@ from catalog_nb.contract import (
     distribution_version,
 )
 from catalog_nb.server.auditing import record_event
+from catalog_nb.server.confusables import canonical_name
 from catalog_nb.server.deps import CallerDep, SettingsDep, StoreDep, client_address, session_policy
 from catalog_nb.server.errors import Throttled
 from catalog_nb.server.schemas.users import LoginRequest, LoginResult, UserInfo, display_name
 from catalog_nb.server.security import verify_password
+from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import sessions as session_store
+from catalog_nb.server.store import throttle
 from catalog_nb.server.store import users as user_store
 from catalog_nb.server.store.common import fold, now_ms
 
@@ -32,11 +35,21 @@ router = APIRouter(tags=["login"])
 _FAILED = "The user name or password is wrong (or the user has no password)."
 
 
+def throttle_policy(settings: Settings) -> throttle.ThrottlePolicy:
+    """The login throttling limits in force (they can change at run time through /config)."""
+    return throttle.ThrottlePolicy(
+        account_failures=settings.login_max_failures,
+        client_failures=settings.login_client_max_failures,
+        lockout_ms=int(settings.login_lockout_seconds * 1000),
+    )
+
+
 @router.post("/login", response_model=LoginResult, response_model_by_alias=True)
 def login(body: LoginRequest, request: Request, response: Response, store: StoreDep,
           settings: SettingsDep) -> LoginResult | JSONResponse:
     """Check a user name and password and start a session (an HttpOnly cookie)."""
-    name = body.username.strip()
+    # NFKC, as names are stored: a fullwidth spelling finds the user and shares its count.
+    name = canonical_name(body.username)
     name_fold = fold(name)
     now = now_ms()
     client = client_address(request)
@@ -51,25 +64,24 @@ def login(body: LoginRequest, request: Request, response: Response, store: Store
             outcome=outcome, message=message, client=client,
         )
 
+    limits = throttle_policy(settings)
     with store.write() as conn:
         session_store.purge_expired(conn, policy, now)
-        wait = session_store.locked_for(conn, name_fold, now)
+        throttle.purge(conn, limits, now)
+        wait = throttle.reserve(conn, name_fold, client, limits, now)
     if wait is not None:
         audit(AuditOutcome.FAILURE, "throttled after repeated failures")
         seconds = max(1, math.ceil(wait))
         raise Throttled(
-            f"Too many failed logins for this user name; try again in {seconds} seconds.",
+            f"Too many failed logins from your address; try again in {seconds} seconds.",
             headers={"Retry-After": str(seconds)},
             retryAfter=seconds,
         )
     with store.read() as conn:
         user = user_store.find_by_name(conn, name)
-    if user is None or not verify_password(body.password, user.password_hash):
-        with store.write() as conn:
-            session_store.record_failure(
-                conn, name_fold, now, settings.login_max_failures,
-                int(settings.login_lockout_seconds * 1000),
-            )
+    # Always hash, for unknown names too, so the time taken does not tell which names exist.
+    matches = verify_password(body.password, user.password_hash if user else None)
+    if user is None or not matches:
         audit(AuditOutcome.FAILURE, "wrong user name or password", user.key if user else None)
         return JSONResponse(
             status_code=401,
@@ -77,7 +89,7 @@ def login(body: LoginRequest, request: Request, response: Response, store: Store
                      "errorCode": ErrorCode.LOGIN_FAILED.value, "status": 401},
         )
     with store.write() as conn:
-        session_store.clear_failures(conn, name_fold)
+        throttle.release(conn, name_fold, client, limits, now_ms())
         token = session_store.open_session(conn, user.key, client, now)
     audit(AuditOutcome.SUCCESS, "logged in", user.key)
     response.set_cookie(

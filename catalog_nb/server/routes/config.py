@@ -1,7 +1,9 @@
 """Configuration (``/config``): the service settings that can change while it runs.
 
-See docs/objects-api.md and :mod:`catalog_nb.server.runtime_config`. Every signed-in user reads;
-Administrators change values. There is no create and no delete: the properties are the
+See docs/objects-api.md and :mod:`catalog_nb.server.runtime_config`. Every signed-in user reads,
+except the administrator-only properties (``service.dataRoots``): for anyone else they are not
+listed, and reading one answers 404 like a name that does not exist. Administrators change
+values. There is no create and no delete: the properties are the
 service's own, and ``PUT {"value": null}`` returns one to its start-up value. A change is
 stored, applied to the running service at once, and audited.
 """
@@ -16,7 +18,7 @@ from fastapi.responses import JSONResponse
 from catalog_nb.contract import AuditAction, AuditObjectType
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
-from catalog_nb.server.runtime_config import PROPERTIES, RuntimeConfig, check, property_named
+from catalog_nb.server.runtime_config import RuntimeConfig, check, property_named, visible
 from catalog_nb.server.schemas.objects import ConfigUpdate
 from catalog_nb.server.security import require_admin
 from catalog_nb.server.store import Store
@@ -40,15 +42,17 @@ def _fresh(request: Request, store: Store) -> RuntimeConfig:
 
 @router.get("/config")
 def list_config(request: Request, caller: CallerDep, store: StoreDep) -> JSONResponse:
-    """Every configuration property with its value in force, type, bounds and last change."""
+    """Every configuration property the caller may read, with its value in force, type, bounds
+    and last change (administrator-only ones for Administrators only)."""
     runtime = _fresh(request, store)
-    return JSONResponse([runtime.describe(p) for p in PROPERTIES.values()])
+    return JSONResponse([runtime.describe(p) for p in visible(caller.admin)])
 
 
 @router.get("/config/{name}")
 def get_config(name: str, request: Request, caller: CallerDep, store: StoreDep) -> JSONResponse:
-    """One configuration property (404 ``CONFIG_NOT_FOUND``)."""
-    prop = property_named(name)
+    """One configuration property (404 ``CONFIG_NOT_FOUND``, also for an administrator-only one
+    read by anyone else)."""
+    prop = property_named(name, caller.admin)
     return JSONResponse(_fresh(request, store).describe(prop))
 
 

@@ -1,4 +1,11 @@
-"""Roles: create, read, update, delete (writes need Administrator)."""
+"""Roles: create, read, update, delete (writes need Administrator).
+
+Every signed-in user reads every role (role names are shown with users anyway), but only an
+Administrator reads every role's grant lists whole: anyone else sees in ``dataSourceKeys``,
+``virtualFolderKeys``, ``datasetKeys`` and ``domainKeys`` only the keys their own roles grant
+(see :func:`~catalog_nb.server.security.readable_roles`), so the keys of hidden data sources do
+not leak. Their own roles read whole.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest
 from catalog_nb.server.schemas.roles import RoleCreate, RoleOut, RoleUpdate, role_out
-from catalog_nb.server.security import require_admin
+from catalog_nb.server.security import readable_roles, require_admin
 from catalog_nb.server.store import roles as role_store
 
 router = APIRouter(tags=["roles"])
@@ -36,23 +43,23 @@ def create_role(body: RoleCreate, caller: CallerDep, store: StoreDep) -> RoleOut
 
 @router.get("/user/role", response_model=list[RoleOut], response_model_by_alias=True)
 def list_roles(caller: CallerDep, store: StoreDep) -> list[RoleOut]:
-    """Every role."""
+    """Every role; a non-administrator sees in each grant list only what their roles grant."""
     with store.read() as conn:
-        return [role_out(r) for r in role_store.list_all(conn)]
+        return [role_out(r) for r in readable_roles(conn, caller, role_store.list_all(conn))]
 
 
 @router.get("/user/role/byname", response_model=RoleOut, response_model_by_alias=True)
 def role_by_name(name: str, caller: CallerDep, store: StoreDep) -> RoleOut:
-    """The role with this name."""
+    """The role with this name (grant lists as in ``GET /user/role``)."""
     with store.read() as conn:
-        return role_out(role_store.get_by_name(conn, name))
+        return role_out(readable_roles(conn, caller, [role_store.get_by_name(conn, name)])[0])
 
 
 @router.get("/user/role/{role_key}", response_model=RoleOut, response_model_by_alias=True)
 def get_role(role_key: str, caller: CallerDep, store: StoreDep) -> RoleOut:
-    """The role with this key."""
+    """The role with this key (grant lists as in ``GET /user/role``)."""
     with store.read() as conn:
-        return role_out(role_store.get(conn, role_key))
+        return role_out(readable_roles(conn, caller, [role_store.get(conn, role_key)])[0])
 
 
 @router.put("/user/role/{role_key}", response_model=RoleOut, response_model_by_alias=True)

@@ -47,7 +47,9 @@ def _plan(criteria: SearchCriteria) -> search_store.Plan:
                 if criteria.search_type == "ADVANCED"
                 else parse_basic(phrase, partial=criteria.partial_search))
     except QueryError as exc:
-        raise BadRequest(f"The ADVANCED query is malformed: {exc}", ErrorCode.INVALID_QUERY,
+        what = "ADVANCED query is malformed" if criteria.search_type == "ADVANCED" else (
+            "BASIC phrase is refused")
+        raise BadRequest(f"The {what}: {exc}", ErrorCode.INVALID_QUERY,
                          field="searchPhrase") from exc
     sort = []
     for spec in criteria.sort_by_specs:

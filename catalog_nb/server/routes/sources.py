@@ -1,7 +1,8 @@
 """Data sources: create and update (Administrator), view and list (what the caller may see).
 
 No delete (spec). A FILE source's folder is resolved and must lie under a data root; an SQL
-source's URL is checked without connecting, and its password is never answered (``***``).
+source's URL is checked without connecting (a SQLite file must lie under a data root too, and
+is never the catalog's own store), and its password is never answered (``***``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ _WRITE = "Changing data sources"
 def _checked_uri(source_type: str, uri: str, settings: Settings) -> str:
     if source_type == SourceType.FILE.value:
         return str(source_store.file_folder(uri, settings.data_roots))
-    return source_store.sql_url(uri, settings.store_url)
+    return source_store.sql_url(uri, settings.store_url, settings.data_roots)
 
 
 def _outs(conn: Any, rows: list[dict[str, Any]]) -> list[SourceOut]:

@@ -1,4 +1,9 @@
-"""User profiles, role assignment, user search and the permit endpoints."""
+"""User profiles, role assignment, user search and the permit endpoints.
+
+Names are stored NFKC-normalised and a name that looks like another user's is refused (409
+CONFUSABLE_NAME, see :mod:`catalog_nb.server.confusables`); looking a user up by name finds it
+by its NFKC form too (``admin`` in fullwidth letters finds ``admin``).
+"""
 
 from __future__ import annotations
 
@@ -142,7 +147,7 @@ def assign_role(body: AssignRole, caller: CallerDep, store: StoreDep) -> UserOut
     with audited(store, caller, AuditAction.ASSIGN_ROLE, AuditObjectType.USER,
                  name=body.user_name) as w:
         require_admin(caller, _WRITE)
-        user = user_store.find_by_name(w.conn, body.user_name)
+        user = user_store.find_by_name(w.conn, body.user_name, normalise=True)
         if user is None:
             raise BadRequest(f"There is no user named '{body.user_name}'.", ErrorCode.UNKNOWN_USER)
         w.target(user.key, user.name)

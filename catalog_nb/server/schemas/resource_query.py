@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog_nb.contract import (
+    MAX_FILTER_VALUES,
     MAX_NAME_LENGTH,
+    MAX_PROPERTY_FILTERS,
     METADATA_PAGE_MAX,
     ErrorCode,
     ResourceType,
@@ -39,8 +41,21 @@ _TEXT_MAX = 100_000
 
 
 def parse_filters(raw: Iterable[str]) -> list[tuple[str, list[str]]]:
-    """``propertyFilter`` values as (property, values); 400 INVALID_FILTER naming the problem."""
+    """``propertyFilter`` values as (property, values); 400 INVALID_FILTER naming the problem.
+
+    At most ``MAX_PROPERTY_FILTERS`` filters naming ``MAX_FILTER_VALUES`` values in all: each
+    filter is a clause of one SQL statement, and SQLite refuses a statement nested too deep.
+    """
+    raw = list(raw)
+    if len(raw) > MAX_PROPERTY_FILTERS:
+        raise BadRequest(
+            f"The query has {len(raw)} propertyFilter parameters; at most "
+            f"{MAX_PROPERTY_FILTERS} are taken (list several values of one property as "
+            "<property>:<value>;<value>).",
+            ErrorCode.INVALID_FILTER,
+        )
     parsed: list[tuple[str, list[str]]] = []
+    total = 0
     for item in raw:
         prop, sep, rest = item.partition(":")
         prop = prop.strip().lower()
@@ -57,6 +72,13 @@ def parse_filters(raw: Iterable[str]) -> list[tuple[str, list[str]]]:
                 ErrorCode.INVALID_FILTER,
             )
         values = [v.strip() for v in rest.split(";")]
+        total += len(values)
+        if total > MAX_FILTER_VALUES:
+            raise BadRequest(
+                f"The propertyFilter parameters name more than {MAX_FILTER_VALUES} values in "
+                "all; narrow the query or split it.",
+                ErrorCode.INVALID_FILTER,
+            )
         if not all(values):
             raise BadRequest(
                 f"propertyFilter {item!r} has an empty value; separate values with ';'.",

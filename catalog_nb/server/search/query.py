@@ -11,7 +11,9 @@ matches everything.
 
 ADVANCED: ``field:value`` terms, quoted phrases, ``AND``, ``OR``, ``NOT`` (upper case), parentheses;
 adjacent terms are ANDed, a trailing ``*`` makes a term a prefix. A malformed query raises
-:class:`QueryError` saying where.
+:class:`QueryError` saying where, and so does one nested deeper than ``MAX_QUERY_DEPTH``
+(parentheses and NOTs) or holding more than ``MAX_QUERY_TERMS`` terms: the tree is walked
+recursively here and in the store, and each term is a clause of one SQL statement.
 
 >>> parse_basic('orders "2024" *', partial=False)
 And(items=(Term(words=('orders',), field=None, prefix=False), Term(words=('2024',), field=None, prefix=False)))
@@ -24,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Union
+
+from catalog_nb.contract import MAX_QUERY_DEPTH, MAX_QUERY_TERMS
 
 #: What counts as a word: letters and digits (the underscore separates, as punctuation does).
 _WORD = re.compile(r"[^\W_]+")
@@ -99,6 +103,10 @@ def parse_basic(phrase: str, *, partial: bool) -> Node:
             terms.append(Term(found, None, partial))
     if not terms:
         return Everything()
+    if len(terms) > MAX_QUERY_TERMS:
+        raise QueryError(
+            f"The phrase has {len(terms)} words; at most {MAX_QUERY_TERMS} are taken."
+        )
     return terms[0] if len(terms) == 1 else And(tuple(terms))
 
 
@@ -182,6 +190,15 @@ class _Parser:
         self.tokens = tokens
         self.at = 0
         self.length = length
+        self.depth = 0
+
+    def descend(self, tok: _Tok) -> None:
+        self.depth += 1
+        if self.depth > MAX_QUERY_DEPTH:
+            raise QueryError(
+                f"The query nests parentheses and NOTs more than {MAX_QUERY_DEPTH} deep "
+                f"(at position {tok.pos + 1}); write it with fewer levels."
+            )
 
     def peek(self) -> _Tok | None:
         return self.tokens[self.at] if self.at < len(self.tokens) else None
@@ -211,10 +228,15 @@ class _Parser:
             raise QueryError(f"A term is missing {self.where()}.")
         if tok.kind == "NOT":
             self.at += 1
-            return Not(self.unary())
+            self.descend(tok)
+            node = Not(self.unary())
+            self.depth -= 1
+            return node
         if tok.kind == "LPAREN":
             self.at += 1
+            self.descend(tok)
             inner = self.expr()
+            self.depth -= 1
             close = self.peek()
             if close is None or close.kind != "RPAREN":
                 raise QueryError(
@@ -235,6 +257,9 @@ def parse_advanced(query: str, *, partial: bool = False) -> Node:
     tokens = _tokens(query, partial)
     if not tokens:
         return Everything()
+    terms = sum(1 for t in tokens if t.kind == "TERM")
+    if terms > MAX_QUERY_TERMS:
+        raise QueryError(f"The query has {terms} terms; at most {MAX_QUERY_TERMS} are taken.")
     parser = _Parser(tokens, len(query))
     node = parser.expr()
     if parser.peek() is not None:

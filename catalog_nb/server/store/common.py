@@ -1,4 +1,5 @@
-"""Small helpers every store module shares: keys, clocks, name folding, unique violations."""
+"""Small helpers every store module shares: keys, clocks, name folding, unique violations,
+and the look-alike rule for people-facing names (:func:`claim_name`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Table, select, text
 from sqlalchemy.exc import IntegrityError
 
-from catalog_nb.contract import ErrorCode
-from catalog_nb.server.errors import Conflict
+from catalog_nb.contract import MAX_NAME_LENGTH, ErrorCode
+from catalog_nb.server.confusables import canonical_name, name_keys
+from catalog_nb.server.errors import BadRequest, Conflict
 
 
 def new_key() -> str:
@@ -31,6 +33,8 @@ def fold(name: str) -> str:
 
 #: Key of the PostgreSQL advisory lock that serialises changes to role memberships.
 _MEMBERSHIP_LOCK = 7_242_001
+#: Keys of the PostgreSQL advisory locks that serialise name changes, per table.
+_NAME_LOCKS = {"users": 7_242_002, "roles": 7_242_003}
 
 
 def lock_memberships(conn: Connection) -> None:
@@ -59,3 +63,48 @@ def unique_name(kind: str, name: str) -> Iterator[None]:
             f"A {kind} named '{name}' already exists (names are compared case-insensitively).",
             ErrorCode.DUPLICATE_NAME,
         ) from exc
+
+
+def name_forms(name: str) -> list[str]:
+    """The ``name_fold`` values a name looked up may be stored under: its canonical (NFKC) form,
+    and the form as given, which names stored before names were normalised still have."""
+    return list(dict.fromkeys([fold(canonical_name(name)), fold(name)]))
+
+
+def claim_name(conn: Connection, table: Table, kind: str, name: str,
+               key: str | None = None) -> str:
+    """The canonical (NFKC) form of a new or changed ``name`` in ``table`` (users, roles),
+    once no other row's name looks like it; call inside the write that stores it.
+
+    400 INVALID_PAYLOAD when normalising makes the name too long. 409 CONFUSABLE_NAME, naming
+    the existing name, when another row (not ``key``) has the same confusable skeleton
+    (:func:`~catalog_nb.server.confusables.name_keys`) without being the same name folded:
+    an exact duplicate is left to the unique constraint (409 DUPLICATE_NAME). On PostgreSQL an
+    advisory lock serialises these checks until the transaction ends, so two look-alikes
+    created at once cannot both pass; SQLite already runs one writer at a time.
+    """
+    canonical = canonical_name(name)
+    if not canonical or len(canonical) > MAX_NAME_LENGTH:
+        raise BadRequest(
+            f"The {kind} name {name!r} is {len(canonical)} characters once normalised (NFKC); "
+            f"a name has 1 to {MAX_NAME_LENGTH}.",
+            ErrorCode.INVALID_PAYLOAD,
+        )
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                     {"key": _NAME_LOCKS.get(table.name, _NAME_LOCKS["users"])})
+    wanted = name_keys(canonical)
+    folded = fold(canonical)
+    rows = conn.execute(select(table.c.key, table.c.name, table.c.name_fold))
+    for other_key, other_name, other_fold in rows:
+        if other_key == key or other_fold == folded:
+            continue
+        if wanted & name_keys(str(other_name)):
+            raise Conflict(
+                f"The {kind} name '{canonical}' looks like the existing {kind} name "
+                f"'{other_name}' (they differ only in look-alike characters); choose a name "
+                "that cannot be mistaken for it.",
+                ErrorCode.CONFUSABLE_NAME,
+                existing=str(other_name),
+            )
+    return canonical

@@ -19,6 +19,7 @@ from catalog_nb.server.store.schema import (
     join_conditions,
     lineage_edges,
     lineage_status,
+    login_throttle,
     metadata,
     reviews,
     schema_version,
@@ -31,11 +32,19 @@ def _relations_and_objects(conn: Connection) -> None:
     metadata.create_all(conn, tables=[lineage_edges, lineage_status, join_conditions, favorites,
                                       reviews, config_values])
 
+def _login_throttle(conn: Connection) -> None:
+    # Counts per user name alone let anyone lock any account; the old counts are dropped with
+    # their table (at worst a throttled name gets its few tries back once).
+    conn.exec_driver_sql("DROP TABLE IF EXISTS login_failures")
+    metadata.create_all(conn, tables=[login_throttle])
+
+
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
     (2, "lineage, join conditions, favorites, reviews, configuration values",
      _relations_and_objects),
+    (3, "login throttling per client and per user name from a client", _login_throttle),
 ]
 
 LATEST = MIGRATIONS[-1][0]

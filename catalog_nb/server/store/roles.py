@@ -1,4 +1,9 @@
-"""Roles and their grants (data sources, virtual folders, data sets, tag domains)."""
+"""Roles and their grants (data sources, virtual folders, data sets, tag domains).
+
+Role names are stored NFKC-normalised and may not look like another role's name
+(:func:`~catalog_nb.server.store.common.claim_name`: 409 CONFUSABLE_NAME); a name looked up
+is found by its NFKC form too.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,17 @@ from typing import Any
 from sqlalchemy import Connection, Table, delete, func, insert, select, update
 
 from catalog_nb.contract import AccessLevel, ErrorCode
+from catalog_nb.server.confusables import canonical_name
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
-from catalog_nb.server.store.common import fold, lock_memberships, new_key, now_ms, unique_name
+from catalog_nb.server.store.common import (
+    claim_name,
+    fold,
+    lock_memberships,
+    name_forms,
+    new_key,
+    now_ms,
+    unique_name,
+)
 from catalog_nb.server.store.schema import (
     data_sources,
     datasets,
@@ -102,9 +116,11 @@ def get(conn: Connection, key: str) -> RoleRecord:
 
 
 def find_by_name(conn: Connection, name: str) -> RoleRecord | None:
-    """The role with this name (case-insensitive), or None."""
-    query = select(roles).where(roles.c.name_fold == fold(name))
+    """The role with this name (case-insensitive, or in its NFKC form), or None."""
+    forms = name_forms(name)
+    query = select(roles).where(roles.c.name_fold.in_(forms))
     found = _records(conn, conn.execute(query).mappings())
+    found.sort(key=lambda r: forms.index(fold(r.name)) if fold(r.name) in forms else len(forms))
     return found[0] if found else None
 
 
@@ -119,16 +135,18 @@ def get_by_name(conn: Connection, name: str) -> RoleRecord:
 def resolve_names(conn: Connection, names: Iterable[str]) -> list[RoleRecord]:
     """Roles for names given in a payload; an unknown name is a 400 naming every unknown one."""
     wanted = list(dict.fromkeys(names))
-    query = select(roles).where(roles.c.name_fold.in_([fold(n) for n in wanted]))
+    forms = {n: name_forms(n) for n in wanted}
+    query = select(roles).where(roles.c.name_fold.in_({f for fs in forms.values() for f in fs}))
     found = {fold(r.name): r for r in _records(conn, conn.execute(query).mappings())}
-    missing = [n for n in wanted if fold(n) not in found]
+    chosen = {n: next((found[f] for f in forms[n] if f in found), None) for n in wanted}
+    missing = [n for n, role in chosen.items() if role is None]
     if missing:
         raise BadRequest(
             f"Unknown role name(s): {', '.join(repr(m) for m in missing)}.",
             ErrorCode.UNKNOWN_ROLE,
             unknown=missing,
         )
-    return [found[fold(n)] for n in wanted]
+    return list({r.key: r for r in chosen.values() if r is not None}.values())
 
 
 def of_user(conn: Connection, user_key: str) -> list[RoleRecord]:
@@ -182,7 +200,8 @@ def create(
     now = now_ms()
     key = new_key()
     row = {c: values.get(c) for c in ROLE_COLUMNS}
-    row.update(key=key, name_fold=fold(str(row["name"])), created_ms=now, changed_ms=now)
+    name = claim_name(conn, roles, "role", str(row["name"]))
+    row.update(name=name, key=key, name_fold=fold(name), created_ms=now, changed_ms=now)
     for flag in ("default_role", "job_template_creation_allowed", "job_execution_allowed"):
         row[flag] = bool(row[flag])
     with unique_name("role", str(row["name"])):
@@ -195,13 +214,18 @@ def update_role(
     conn: Connection, key: str, values: Mapping[str, Any], grants: Mapping[str, list[str]]
 ) -> RoleRecord:
     """Change the given columns and grant kinds of a role; the rest stays as it is."""
-    get(conn, key)
+    current = get(conn, key)
     row = {c: v for c, v in values.items() if c in ROLE_COLUMNS}
     if "name" in row:
+        if canonical_name(row["name"]) != current.name:
+            row["name"] = claim_name(conn, roles, "role", row["name"], key)
+        else:
+            # Unchanged: names that looked alike before the rule existed are left alone.
+            row["name"] = current.name
         row["name_fold"] = fold(row["name"])
     row["changed_ms"] = now_ms()
     with keeps_administrator(conn):
-        with unique_name("role", values.get("name", "")):
+        with unique_name("role", row.get("name", "")):
             conn.execute(update(roles).where(roles.c.key == key).values(**row))
         _write_grants(conn, key, grants)
     return get(conn, key)

@@ -121,12 +121,14 @@ sessions = Table(
 )
 Index("ix_sessions_user", sessions.c.user_key)
 
-login_failures = Table(
-    "login_failures",
+#: Failed-login counts, one row per throttled scope: a user name tried from one client address
+#: (``account:<client> <name>``) or a client address whatever the names (``client:<client>``).
+login_throttle = Table(
+    "login_throttle",
     metadata,
-    Column("name_fold", String(FOLD_LENGTH), primary_key=True),
+    Column("scope", String(FOLD_LENGTH + 100), primary_key=True),
     Column("failures", Integer, nullable=False),
-    Column("first_ms", BigInteger, nullable=False),
+    Column("last_ms", BigInteger, nullable=False),
     Column("locked_until_ms", BigInteger),
 )
 

@@ -1,4 +1,4 @@
-"""Login sessions and the throttling of failed logins.
+"""Login sessions (the throttling of failed logins is in ``store.throttle``).
 
 Sessions live in the store so several service processes can share them. Only a SHA-256 of each
 token is kept; the token itself exists only in the client's cookie.
@@ -14,7 +14,7 @@ from sqlalchemy import Connection, delete, insert, select, update
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import Unauthorized
-from catalog_nb.server.store.schema import login_failures, sessions
+from catalog_nb.server.store.schema import sessions
 
 #: How stale ``last_seen_ms`` may get before a request refreshes it; saves a write per read.
 TOUCH_INTERVAL_MS = 30_000
@@ -96,46 +96,6 @@ def purge_expired(conn: Connection, policy: SessionPolicy, now: int) -> int:
         )
     )
     return int(result.rowcount or 0)
-
-
-def locked_for(conn: Connection, name_fold: str, now: int) -> float | None:
-    """Seconds until logins for this user name are accepted again, or None if they are now."""
-    row = conn.execute(
-        select(login_failures.c.locked_until_ms).where(login_failures.c.name_fold == name_fold)
-    ).first()
-    if row is None or row[0] is None or row[0] <= now:
-        return None
-    return (row[0] - now) / 1000
-
-
-def record_failure(
-    conn: Connection, name_fold: str, now: int, max_failures: int, lockout_ms: int
-) -> None:
-    """Count a failed login; the ``max_failures``-th within a lockout window locks the name."""
-    row = conn.execute(
-        select(login_failures).where(login_failures.c.name_fold == name_fold)
-    ).mappings().first()
-    if row is None or now - row["first_ms"] > lockout_ms:
-        conn.execute(delete(login_failures).where(login_failures.c.name_fold == name_fold))
-        conn.execute(
-            insert(login_failures).values(
-                name_fold=name_fold, failures=1, first_ms=now,
-                locked_until_ms=now + lockout_ms if max_failures <= 1 else None,
-            )
-        )
-        return
-    failures = row["failures"] + 1
-    locked = now + lockout_ms if failures >= max_failures else None
-    conn.execute(
-        update(login_failures)
-        .where(login_failures.c.name_fold == name_fold)
-        .values(failures=failures, locked_until_ms=locked)
-    )
-
-
-def clear_failures(conn: Connection, name_fold: str) -> None:
-    """Forget failed logins after a successful one."""
-    conn.execute(delete(login_failures).where(login_failures.c.name_fold == name_fold))
 
 
 def close_user_sessions(conn: Connection, user_key: str, keep: str | None = None) -> None:

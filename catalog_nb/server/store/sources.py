@@ -2,12 +2,14 @@
 
 Also where a source may lie: :func:`file_folder` resolves a FILE source's folder and checks it
 against the configured data roots; :func:`sql_url` checks an SQL source's URL without
-connecting. Both raise 400 errors whose messages never contain a password.
+connecting, and for SQLite checks its files like folders (under the data roots, never the
+catalog's own store, recognised by device and inode). Both raise 400 errors whose messages never
+contain a password. :func:`sqlite_guard` repeats the file checks when a job connects.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -201,11 +203,15 @@ def file_folder(uri: str, roots: Sequence[Path]) -> Path:
     return resolved
 
 
-def sql_url(uri: str, store_url: str | None = None) -> str:
+def sql_url(uri: str, store_url: str | None = None,
+            roots: Sequence[Path] | None = None) -> str:
     """A checked SQL source URL (trimmed); 400 INVALID_SOURCE_URI naming what is wrong.
 
-    The message never contains the password. A SQLite URL naming the catalog's own store is
-    refused: profiling it would publish the catalog's sessions and password hashes.
+    The message never contains the password. For SQLite, every file the URL opens (the main
+    database and each ``attach``) is checked by :func:`checked_sqlite_file`: the catalog's own
+    store is refused however it is named (400 INVALID_SOURCE_URI), and with ``roots`` given a
+    file outside them is refused (400 SOURCE_OUTSIDE_ROOTS). In-memory and ``file:`` URI
+    databases are refused by :func:`check_url`: they hold nothing to catalog.
     """
     try:
         parsed = check_url(uri)
@@ -214,21 +220,117 @@ def sql_url(uri: str, store_url: str | None = None) -> str:
             f"The uri of this SQL source is not usable: {redact(str(exc), uri)}.",
             ErrorCode.INVALID_SOURCE_URI,
         ) from None
-    if store_url and parsed.get_backend_name() == "sqlite":
-        store = make_url(store_url)
-        own = store.database if store.get_backend_name() == "sqlite" else None
+    if parsed.get_backend_name() == "sqlite":
         clean, attached = split_attachments(parsed)
-        files = [Path(p) for p in (clean.database, *attached.values()) if p]
-        if own and any(_same_file(f, Path(own)) for f in files):
-            raise BadRequest(
-                "The catalog's own store cannot be registered as a data source.",
-                ErrorCode.INVALID_SOURCE_URI,
-            )
+        files = [Path(str(clean.database)), *attached.values()]
+        try:
+            # The own store first: it is refused even inside a data root.
+            for file in files:
+                checked_sqlite_file(file, store_url, None)
+            for file in files:
+                checked_sqlite_file(file, None, roots)
+        except BadRequest as exc:
+            exc.message = redact(exc.message, uri)
+            raise
     return uri.strip()
 
 
-def _same_file(one: Path, two: Path) -> bool:
+#: What SQLite keeps beside a database file: reading these would read the store as well.
+_SIBLINGS = ("", "-wal", "-shm", "-journal")
+
+
+def _store_files(store_url: str | None) -> tuple[set[Path], set[tuple[int, int]]]:
+    """The store's files (resolved paths) and the (device, inode) of those that exist."""
+    if not store_url:
+        return set(), set()
+    store = make_url(store_url)
+    if store.get_backend_name() != "sqlite" or not store.database:
+        return set(), set()
+    database = store.database
+    if database == ":memory:" or database.startswith("file:"):
+        return set(), set()
+    paths: set[Path] = set()
+    inodes: set[tuple[int, int]] = set()
+    for suffix in _SIBLINGS:
+        path = Path(f"{database}{suffix}")
+        try:
+            paths.add(path.resolve())
+            stat = path.stat()
+        except (OSError, RuntimeError):
+            continue
+        inodes.add((stat.st_dev, stat.st_ino))
+    return paths, inodes
+
+
+def checked_sqlite_file(path: Path, store_url: str | None,
+                        roots: Sequence[Path] | None) -> Path:
+    """The SQLite file ``path`` resolved (``..`` and symbolic links), once it may be read.
+
+    400 INVALID_SOURCE_URI when it is one of the store's files (``store_url``) or its -wal,
+    -shm or -journal companion: compared by device and inode as well as by resolved path, so
+    a hard link, a symbolic link or a bind mount of the store is refused too. With ``roots``
+    (None: not checked), 400 SOURCE_OUTSIDE_ROOTS when the resolved file is not under one of
+    them. A file that does not exist yet passes: the job that reads it checks again.
+    """
     try:
-        return one.resolve() == two.resolve()
-    except (OSError, RuntimeError):
-        return False
+        resolved = path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        raise BadRequest(
+            f"The SQLite database {str(path)!r} cannot be resolved (a symbolic link loop or an "
+            "invalid path).",
+            ErrorCode.INVALID_SOURCE_URI,
+        ) from None
+    own_paths, own_inodes = _store_files(store_url)
+    if own_paths or own_inodes:
+        try:
+            stat = resolved.stat()
+            same = (stat.st_dev, stat.st_ino) in own_inodes
+        except OSError:
+            same = False
+        if same or resolved in own_paths:
+            raise BadRequest(
+                f"The SQLite database {str(path)!r} is the catalog's own store (or one of its "
+                "files, through a link or another name); the own store cannot be a data "
+                "source.",
+                ErrorCode.INVALID_SOURCE_URI,
+            )
+    if roots is not None:
+        _within_roots(path, resolved, roots)
+    return resolved
+
+
+def _within_roots(path: Path, resolved: Path, roots: Sequence[Path]) -> None:
+    try:
+        allowed = [Path(r).resolve() for r in roots]
+    except (OSError, RuntimeError, ValueError):
+        allowed = []
+    if not allowed:
+        raise BadRequest(
+            "No data roots are configured, so no SQLite database may be registered as an SQL "
+            "source: set CATALOG_DATA_ROOTS to the folders the catalog may read.",
+            ErrorCode.SOURCE_OUTSIDE_ROOTS,
+        )
+    if not any(resolved.is_relative_to(r) for r in allowed):
+        shown = ", ".join(str(r) for r in allowed)
+        via = "" if str(resolved) == str(path) else f" (it resolves to {str(resolved)!r})"
+        raise BadRequest(
+            f"The SQLite database {str(path)!r}{via} lies outside the data roots the catalog "
+            f"may read: {shown}. An SQL source on SQLite must name files under "
+            "CATALOG_DATA_ROOTS.",
+            ErrorCode.SOURCE_OUTSIDE_ROOTS,
+        )
+
+
+def sqlite_guard(store_url: str | None, roots: Sequence[Path] | None) -> Callable[[Path], Path]:
+    """A check for :func:`~catalog_nb.server.profiling.connect.source_engine` to run on each
+    SQLite file right before it is opened (the file may have been swapped since it was
+    registered): :func:`checked_sqlite_file`, its refusal raised as ``PermissionError`` so the
+    profiling code reports it like any file it cannot open."""
+
+    def guard(path: Path) -> Path:
+        try:
+            return checked_sqlite_file(path, store_url, roots)
+        except BadRequest as exc:
+            raise PermissionError(exc.message) from None
+
+    return guard

@@ -1,8 +1,9 @@
 """User profiles, their roles and their (hashed) passwords.
 
 Rules kept here, inside each write's transaction: a user always keeps at least one role, a
-user created without roles gets the default roles, and no change may leave the catalog without
-an administrator.
+user created without roles gets the default roles, no change may leave the catalog without
+an administrator, and a name is stored NFKC-normalised and may not look like another user's
+(:func:`~catalog_nb.server.store.common.claim_name`: 409 CONFUSABLE_NAME).
 """
 
 from __future__ import annotations
@@ -14,9 +15,18 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, select, update
 
 from catalog_nb.contract import AccessLevel, ErrorCode
+from catalog_nb.server.confusables import canonical_name
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
 from catalog_nb.server.store import roles as role_store
-from catalog_nb.server.store.common import fold, lock_memberships, new_key, now_ms, unique_name
+from catalog_nb.server.store.common import (
+    claim_name,
+    fold,
+    lock_memberships,
+    name_forms,
+    new_key,
+    now_ms,
+    unique_name,
+)
 from catalog_nb.server.store.schema import user_roles, users
 
 #: User columns a create or update may set (store names).
@@ -69,10 +79,10 @@ def _with_roles(conn: Connection, rows: Iterable[Any]) -> list[UserRecord]:
 
 
 def list_all(conn: Connection, name: str | None = None) -> list[UserRecord]:
-    """Every user by name, or the one with ``name`` (case-insensitive)."""
+    """Every user by name, or the one with ``name`` (case-insensitive, in its NFKC form too)."""
     query = select(users).order_by(users.c.name_fold)
     if name is not None:
-        query = query.where(users.c.name_fold == fold(name))
+        query = query.where(users.c.name_fold.in_(name_forms(name)))
     return _with_roles(conn, conn.execute(query).mappings())
 
 
@@ -90,15 +100,27 @@ def get(conn: Connection, key: str) -> UserRecord:
     return record
 
 
-def find_by_name(conn: Connection, name: str) -> UserRecord | None:
-    """The user with this name (case-insensitive), or None."""
-    found = list_all(conn, name)
+def find_by_name(conn: Connection, name: str, *, normalise: bool = False) -> UserRecord | None:
+    """The user with this name (case-insensitive), or None.
+
+    Exactly the name given unless ``normalise``, which also finds it by its NFKC form
+    (``admin`` in fullwidth letters finds ``admin``). Login looks names up exactly on purpose:
+    its throttle counts failures per name as typed, and a look-up wider than that count would
+    let every spelling of one name try its own round of passwords. Login normalises the name
+    itself (:func:`canonical_name`) before both.
+    """
+    forms = name_forms(name) if normalise else [fold(name)]
+    query = select(users).where(users.c.name_fold.in_(forms))
+    found = _with_roles(conn, conn.execute(query).mappings())
+    # The canonical form first: an older user stored as typed is found only by that spelling.
+    rank = {form: i for i, form in enumerate(forms)}
+    found.sort(key=lambda u: rank.get(fold(u.name), len(forms)))
     return found[0] if found else None
 
 
 def get_by_name(conn: Connection, name: str) -> UserRecord:
-    """The user with this name; 404 when there is none."""
-    record = find_by_name(conn, name)
+    """The user with this name, or its NFKC form; 404 when there is none."""
+    record = find_by_name(conn, name, normalise=True)
     if record is None:
         raise NotFound(f"There is no user named '{name}'.", ErrorCode.USER_NOT_FOUND)
     return record
@@ -110,12 +132,13 @@ def search(conn: Connection, chars: str, limit: int) -> list[UserRecord]:
     Attributes are JSON, whose querying differs between dialects, so the name match runs in SQL
     and the attribute match in Python over the (small) user table.
     """
-    needle = chars.casefold()
+    # Both sides NFKC-normalised: names are stored that way, attributes are not.
+    needle = canonical_name(chars).casefold()
     matched = []
     for user in conn.execute(select(users).order_by(users.c.name_fold)).mappings():
         attrs = user["attributes"] or {}
         texts = [user["name"], *(attrs.get(k) for k in ("firstName", "lastName", "email"))]
-        if any(isinstance(t, str) and needle in t.casefold() for t in texts):
+        if any(isinstance(t, str) and needle in canonical_name(t).casefold() for t in texts):
             matched.append(user)
             if len(matched) >= limit:
                 break
@@ -177,9 +200,11 @@ def create(
     now = now_ms()
     key = new_key()
     row = {c: values.get(c) for c in USER_COLUMNS}
+    name = claim_name(conn, users, "user", str(row["name"]))
     row.update(
+        name=name,
         key=key,
-        name_fold=fold(str(row["name"])),
+        name_fold=fold(name),
         attributes=row["attributes"] or {},
         prefilters_enabled=bool(row["prefilters_enabled"]),
         password_hash=password_hash,
@@ -204,12 +229,17 @@ def update_user(
     current = get(conn, key)
     row = {c: v for c, v in values.items() if c in USER_COLUMNS}
     if "name" in row:
+        if canonical_name(row["name"]) != current.name:
+            row["name"] = claim_name(conn, users, "user", row["name"], key)
+        else:
+            # Unchanged: names that looked alike before the rule existed are left alone.
+            row["name"] = current.name
         row["name_fold"] = fold(row["name"])
     if password_hash is not None:
         row["password_hash"] = password_hash
     row["changed_ms"] = now_ms()
     with role_store.keeps_administrator(conn):
-        with unique_name("user", values.get("name", "")):
+        with unique_name("user", row.get("name", "")):
             conn.execute(update(users).where(users.c.key == key).values(**row))
         if role_names is not None:
             wanted = role_store.resolve_names(conn, role_names) if role_names else []

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
@@ -29,10 +28,11 @@ from sqlalchemy import (
     event,
     text,
 )
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 
 from catalog_nb.server.profiling.model import DataType, ProfilingError
 from catalog_nb.server.profiling.sql import browse_sql, profile_table
+from tests.conftest import new_pg_database
 
 PG_URL = os.environ.get("CATALOG_TEST_PG_URL")
 
@@ -119,12 +119,8 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
         yield db
         engine.dispose()
         return
-    assert PG_URL
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    name = f"profiling_{uuid.uuid4().hex[:10]}"
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    engine = create_engine(make_url(PG_URL).set(database=name))
+    url, drop = new_pg_database(request.node.nodeid, prefix="profiling")
+    engine = create_engine(url)
     with engine.begin() as conn:
         conn.execute(text("CREATE SCHEMA crm"))
         conn.execute(text("CREATE SCHEMA archive"))
@@ -132,9 +128,7 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
     _populate(db)
     yield db
     engine.dispose()
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    drop()
 
 
 def test_browse_lists_tables_and_views_of_every_schema(database: Database) -> None:

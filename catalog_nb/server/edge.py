@@ -1,0 +1,231 @@
+"""The edge of the service: what every request passes before a route sees it, and the last word
+on any fault after.
+
+:class:`RequestGuard` refuses, once and for every route, what no route should have to think about:
+
+- a body over the size limit (413), also when it arrives chunked without a Content-Length;
+- a NUL character in the path, the query or a JSON string (400): PostgreSQL text cannot hold one
+  and no name, key or description needs one;
+- JSON nested deeper than ``MAX_JSON_DEPTH`` (400): no request of the API needs it, and a value
+  nested a few hundred levels deep is accepted by the parser but cannot be answered back;
+- text that is not valid Unicode (400 ``INVALID_TEXT``): a lone UTF-16 surrogate in a JSON string
+  (``"\\ud800"``, which Python decodes but no UTF-8 encoder writes back, so one stored value
+  breaks every later read of it), or percent-escapes of bytes that are not UTF-8 in the path or
+  the query (which would otherwise turn silently into U+FFFD).
+
+It also answers every fault no handler claimed: 503 with ``Retry-After`` when the store was busy,
+else 500, each as the JSON error body, logged once, with long lines (a 100 kB SQL statement)
+cut short. Starlette's own last-resort handler would log the fault a second time and re-raise it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import traceback
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+import numpy as np
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from catalog_nb.contract import MAX_JSON_DEPTH, ErrorCode
+from catalog_nb.server.store import RETRY_AFTER_SECONDS, is_busy
+
+log = logging.getLogger("catalog_nb.server.app")
+
+#: Longest line of a logged fault; the rest of a line is replaced by its length.
+LOG_LINE_MAX = 500
+
+#: A JSON ``\\u0000`` escape that is not itself an escaped backslash followed by "u0000".
+_JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
+#: A JSON surrogate escape: a high one with the low one that may follow it, or a low one alone.
+#: A pair is a valid character outside the BMP; any other surrogate escape is a lone one.
+_JSON_SURROGATE = re.compile(
+    rb"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?P<low>\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+    rb"|(?<!\\)(?:\\\\)*(?P<lone>\\u[dD][c-fC-F][0-9a-fA-F]{2})",
+)
+
+
+def error_response(
+    status: int,
+    code: ErrorCode | str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    """The JSON error body ``{message, errorCode, status, ...}`` as a response."""
+    body = {"message": message, "errorCode": str(code), "status": status, **extra}
+    return JSONResponse(status_code=status, content=body, headers=headers)
+
+
+def has_lone_surrogate(body: bytes) -> bool:
+    """Whether a JSON text escapes a UTF-16 surrogate that is not half of a valid pair.
+
+    >>> has_lone_surrogate(rb'{"a": "\\ud83d\\ude00"}'), has_lone_surrogate(rb'{"a": "\\ud800"}')
+    (False, True)
+    >>> has_lone_surrogate(rb'{"a": "\\\\ud800"}')  # an escaped backslash, then text
+    False
+    """
+    return any(m.group("lone") or not m.group("low") for m in _JSON_SURROGATE.finditer(body))
+
+
+#: A JSON string (its escapes included), whose brackets are text, not structure.
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def json_depth(body: bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest (brackets inside strings ignored).
+
+    >>> json_depth(b'{"a": [1, {"b": "[[["}]}')
+    3
+    """
+    brackets = np.frombuffer(_JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS),
+                             dtype=np.uint8)
+    if not len(brackets):
+        return 0
+    steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max())
+
+
+def too_deep(body: bytes) -> bool:
+    """Whether a JSON text nests deeper than ``MAX_JSON_DEPTH`` (cheap for the usual body)."""
+    # Fewer opening brackets than the limit cannot nest past it: no scan needed.
+    return (body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH
+            and json_depth(body) > MAX_JSON_DEPTH)
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _refusal(scope: Scope, body: bytes) -> JSONResponse | None:
+    """The 400 for a request whose path, query or body holds text no route may receive.
+
+    The body checks read JSON; an uploaded file (multipart) is the route's to read, as bytes.
+    """
+    query: bytes = scope.get("query_string") or b""
+    raw_path: bytes = scope.get("raw_path") or str(scope.get("path", "")).encode()
+    content_type = dict(scope.get("headers") or []).get(b"content-type", b"")
+    if content_type.lower().startswith(b"multipart/"):
+        body = b""
+    if "\x00" in str(scope.get("path", "")) or b"%00" in query or _JSON_NUL.search(body):
+        return error_response(400, ErrorCode.INVALID_PAYLOAD,
+                              "The request contains a NUL character, which the catalog refuses.")
+    if not _utf8(raw_path) or not _utf8(query.replace(b"+", b" ")):
+        return error_response(
+            400, ErrorCode.INVALID_TEXT,
+            "The path or the query string is not valid UTF-8 once its %-escapes are decoded.",
+        )
+    if too_deep(body):
+        return error_response(
+            400, ErrorCode.INVALID_PAYLOAD,
+            f"The request body nests arrays and objects more than {MAX_JSON_DEPTH} levels deep.",
+        )
+    if has_lone_surrogate(body):
+        return error_response(
+            400, ErrorCode.INVALID_TEXT,
+            "The request body holds a lone UTF-16 surrogate escape (such as \\ud800), which is "
+            "not valid Unicode text; send each character outside the BMP as a surrogate pair.",
+        )
+    return None
+
+
+def _short(text: str) -> str:
+    lines = text.splitlines()
+    return "\n".join(
+        line if len(line) <= LOG_LINE_MAX
+        else f"{line[:LOG_LINE_MAX]}... ({len(line)} characters)"
+        for line in lines
+    )
+
+
+def fault_response(scope: Scope, exc: Exception) -> JSONResponse:
+    """The answer to an exception no handler claimed: 503 for a busy store, else a logged 500."""
+    where = f"{scope.get('method', '?')} {scope.get('path', '?')}"
+    if is_busy(exc):
+        log.warning("The store was busy during %s: %s", where, _short(str(exc).split("\n")[0]))
+        return error_response(
+            503, ErrorCode.STORE_BUSY,
+            "The catalog store is busy with other work and could not take this request in "
+            f"time; try again in {RETRY_AFTER_SECONDS} seconds.",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            retryAfter=RETRY_AFTER_SECONDS,
+        )
+    log.error("Unhandled error in %s\n%s", where, _short("".join(traceback.format_exception(exc))))
+    return error_response(500, ErrorCode.INTERNAL_ERROR,
+                          "The service failed to handle this request; the fault has been logged.")
+
+
+class RequestGuard:
+    """ASGI middleware: the edge checks above, then the application, then the fault answer.
+
+    Bodies are read here (they are small by contract) and replayed to the application, so the
+    limit holds for chunked uploads too.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._too_large(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._too_large(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        refusal = _refusal(scope, body)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        replayed = False
+        started = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, replay, watch)
+        except Exception as exc:
+            if started:
+                raise
+            await fault_response(scope, exc)(scope, receive, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = error_response(
+            413, ErrorCode.PAYLOAD_TOO_LARGE,
+            f"The request body is larger than the limit of {self.limit} bytes.",
+        )
+        await response(scope, receive, send)
