@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from catalog_nb.contract import MAX_JSON_DEPTH, ErrorCode
 from catalog_nb.server.store import RETRY_AFTER_SECONDS, is_busy
 
+# Faults were always logged under the app module's name; existing log configurations still apply.
 log = logging.getLogger("catalog_nb.server.app")
 
 #: Longest line of a logged fault; the rest of a line is replaced by its length.

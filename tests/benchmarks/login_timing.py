@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     k, u = statistics.mean(known), statistics.mean(unknown)
     ratio = u / k
     print(f"failed logins, {args.rounds} of each (load average {load:.2f})")
-    for label, times in (("existing user name", known), ("unknown user name: ", unknown)):
+    for label, times in (("existing user name", known), ("unknown user name ", unknown)):
         print(f"  {label}: mean {statistics.mean(times) * 1000:7.1f} ms  "
               f"(median {statistics.median(times) * 1000:.1f})")
     met = abs(ratio - 1) <= 0.10
