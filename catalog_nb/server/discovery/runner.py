@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import Connection
 from sqlalchemy.exc import IntegrityError
 
 from catalog_nb.contract import TagState
@@ -44,7 +45,7 @@ from catalog_nb.server.discovery.regex_rules import (
 from catalog_nb.server.profiling.model import DataType
 from catalog_nb.server.profiling.sketch import ValueSketch
 from catalog_nb.server.settings import Settings
-from catalog_nb.server.store import Store
+from catalog_nb.server.store import Store, search
 from catalog_nb.server.store import discovery as discovery_store
 from catalog_nb.server.store.associations import record_suggestion
 from catalog_nb.server.store.common import now_ms
@@ -55,6 +56,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MIN_SCORE = 0.8
 #: Fields a pattern may time out on before it is skipped for the rest of the run.
 MAX_TIMEOUTS_PER_TAG = 3
+#: Suggestions written per transaction: a few hundred rows keep each write well under a second.
+WRITE_BATCH = 500
 #: One (tag, field) pair may spend this many per-value timeouts in all.
 BUDGET_VALUES = 20
 
@@ -323,19 +326,38 @@ class Discovery:
         problems: list[str], started: int,
     ) -> bool:
         counts: Counter[str] = Counter()
+        ordered = sorted(proposals.items())
+        # Bounded write transactions: a resource with thousands of fields must not hold the
+        # store's write lock for the whole of its suggestions (logins and heartbeats wait on it).
+        # Each batch is complete in itself; a run stopped between batches is finished by the
+        # next one, which finds the written suggestions unchanged.
+        batches = [ordered[at:at + WRITE_BATCH] for at in range(0, len(ordered), WRITE_BATCH)]
+        for batch in batches[:-1]:
+            with self.store.write() as conn:
+                self._suggest(conn, key, batch, counts)
         with self.store.write() as conn:
+            self._suggest(conn, key, batches[-1] if batches else [], counts)
             mine = discovery_store.discovery_suggestions(conn, key)
-            for (name, tag_key), (weight, rules) in sorted(proposals.items()):
-                outcome = record_suggestion(conn, key, name, tag_key, weight, rules)
-                counts[_OUTCOME_COUNTS[outcome]] += 1
             stale = [k for pair, k in mine.items() if pair in evaluated and pair not in proposals]
             counts["suggestionsWithdrawn"] += discovery_store.withdraw(conn, stale)
+            changed = bool(counts["suggestionsCreated"] or counts["suggestionsUpdated"]
+                           or counts["suggestionsWithdrawn"])
+            if changed:
+                # Once per resource, not once per suggestion: it rebuilds every field's text.
+                search.refresh(conn, [key])
             discovery_store.mark_discovered(
                 conn, key, self.run_id, started, "; ".join(problems) or None
             )
         self.report.counts.update(counts)
-        return bool(counts["suggestionsCreated"] or counts["suggestionsUpdated"]
-                    or counts["suggestionsWithdrawn"])
+        return changed
+
+    @staticmethod
+    def _suggest(conn: Connection, key: str,
+                 batch: list[tuple[Pair, tuple[float, set[str]]]], counts: Counter[str]) -> None:
+        for (name, tag_key), (weight, rules) in batch:
+            outcome = record_suggestion(conn, key, name, tag_key, weight, rules,
+                                        refresh_index=False)
+            counts[_OUTCOME_COUNTS[outcome]] += 1
 
 
 def discover(

@@ -76,12 +76,16 @@ def record_suggestion(
     tag_key: str,
     weight: float,
     rules: Iterable[str],
+    *,
+    refresh_index: bool = True,
 ) -> SuggestionOutcome:
     """Write discovery's suggestion of a tag for a resource or field, keeping people's word.
 
     Returns what happened: ``created`` (a new SUGGESTED association), ``updated`` (an existing
     suggestion got a new weight or rules), ``unchanged``, ``rejected`` (people rejected it: left
     alone, never suggested again) or ``accepted`` (people accepted it: never downgraded).
+    ``refresh_index=False`` leaves the resource's search document to the caller, who writes many
+    suggestions of one resource and refreshes it once (the refresh reads all its fields).
     """
     now = now_ms()
     fired = sorted(set(rules))
@@ -105,7 +109,8 @@ def record_suggestion(
                 changed_ms=now,
             )
         )
-        search.refresh(conn, [resource_key])
+        if refresh_index:
+            search.refresh(conn, [resource_key])
         return "created"
     if current["state"] == TagAssociationState.REJECTED.value:
         return "rejected"
@@ -118,7 +123,8 @@ def record_suggestion(
         .where(tag_associations.c.key == current["key"])
         .values(weight=weight, rules=fired, changed_by=DISCOVERY, changed_ms=now)
     )
-    search.refresh(conn, [resource_key])
+    if refresh_index:
+        search.refresh(conn, [resource_key])
     return "updated"
 
 

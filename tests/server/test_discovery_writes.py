@@ -1,0 +1,66 @@
+"""Tag discovery writes its suggestions in bounded transactions and refreshes a resource's search
+document once per job, not once per suggestion (a wide file used to hold the store's write lock
+for minutes while its index was rebuilt for every field)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catalog_nb.server.discovery import runner
+from catalog_nb.server.store import associations, search
+from tests.conftest import Server
+from tests.server.source_helpers import create_source, run_job
+
+FIELDS = 300
+BATCH = 40
+
+
+def test_a_wide_file_is_suggested_in_batches_with_one_index_refresh(
+    make_server: Callable[..., Server], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    header = ",".join(f"mail_{i}" for i in range(FIELDS))
+    rows = "\n".join(",".join(f"p{r}.{i}@example.com" for i in range(FIELDS)) for r in range(30))
+    (lake / "wide.csv").write_text(f"{header}\n{rows}\n")
+    server = make_server(data_roots=[lake])
+    http = server.session()
+
+    refreshed: Counter[str] = Counter()
+    real_refresh = search.refresh
+
+    def counting_refresh(conn: Any, keys: Iterable[str]) -> None:
+        keys = list(keys)
+        refreshed.update(keys)
+        real_refresh(conn, keys)
+
+    per_transaction: Counter[int] = Counter()
+    real_suggest = associations.record_suggestion
+
+    def counting_suggest(conn: Any, *args: Any, **kwargs: Any) -> Any:
+        per_transaction[id(conn)] += 1
+        return real_suggest(conn, *args, **kwargs)
+
+    monkeypatch.setattr(search, "refresh", counting_refresh)
+    monkeypatch.setattr(runner, "record_suggestion", counting_suggest)
+    monkeypatch.setattr(runner, "WRITE_BATCH", BATCH)
+
+    source = create_source(http, "wide", "FILE", str(lake))
+    job = run_job(http, source["key"], "PROFILE")
+    created = job["counts"]["suggestionsCreated"]
+    assert created >= FIELDS  # every field is an e-mail address
+    resource = next(r for r in http.get("/dataresource/metadata").json()["list"]
+                    if r["name"] == "wide.csv")
+    # Browsing, profiling and discovery index the resource once each: never once per suggestion.
+    assert 1 <= refreshed[resource["key"]] <= 3, refreshed[resource["key"]]
+    assert max(per_transaction.values()) <= BATCH
+    assert sum(per_transaction.values()) == created
+    assert len(per_transaction) >= created / BATCH
+    # The index holds what was suggested: a search by the tag's name finds the resource.
+    found = http.post("/search/new", json={"searchPhrase": "wide"}).json()
+    assert found["totalResultCount"] == 1
