@@ -31,7 +31,7 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalog_nb.contract import MAX_JSON_DEPTH, ErrorCode
-from catalog_nb.server.store import RETRY_AFTER_SECONDS, is_busy
+from catalog_nb.server.store import busy_error, is_busy
 
 # Faults were always logged under the app module's name; existing log configurations still apply.
 log = logging.getLogger("catalog_nb.server.app")
@@ -152,13 +152,8 @@ def fault_response(scope: Scope, exc: Exception) -> JSONResponse:
     where = f"{scope.get('method', '?')} {scope.get('path', '?')}"
     if is_busy(exc):
         log.warning("The store was busy during %s: %s", where, _short(str(exc).split("\n")[0]))
-        return error_response(
-            503, ErrorCode.STORE_BUSY,
-            "The catalog store is busy with other work and could not take this request in "
-            f"time; try again in {RETRY_AFTER_SECONDS} seconds.",
-            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-            retryAfter=RETRY_AFTER_SECONDS,
-        )
+        busy = busy_error()
+        return JSONResponse(busy.body(), status_code=busy.status, headers=busy.headers)
     log.error("Unhandled error in %s\n%s", where, _short("".join(traceback.format_exception(exc))))
     return error_response(500, ErrorCode.INTERNAL_ERROR,
                           "The service failed to handle this request; the fault has been logged.")

@@ -30,7 +30,7 @@ from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import StoreBusy
 from catalog_nb.server.store.migrations import migrate
 
-__all__ = ["Store", "is_busy"]
+__all__ = ["Store", "busy_error", "is_busy"]
 
 #: PostgreSQL SQLSTATEs meaning "try again": lock_not_available (lock_timeout), deadlock,
 #: serialization failure, too many connections.
@@ -62,7 +62,8 @@ def is_busy(exc: BaseException) -> bool:
     return "database is locked" in text or "database table is locked" in text
 
 
-def _busy_error(exc: BaseException) -> StoreBusy:
+def busy_error() -> StoreBusy:
+    """The 503 (with ``Retry-After``) that a busy store answers; see :func:`is_busy`."""
     return StoreBusy(
         "The catalog store is busy with other work and could not take this request in time; "
         f"nothing was changed. Try again in {RETRY_AFTER_SECONDS} seconds.",
@@ -158,7 +159,7 @@ class Store:
                     yield conn
         except (DBAPIError, PoolTimeout) as exc:
             if is_busy(exc):
-                raise _busy_error(exc) from exc
+                raise busy_error() from exc
             raise
 
     @contextmanager
@@ -169,7 +170,7 @@ class Store:
                 yield conn
         except (DBAPIError, PoolTimeout) as exc:
             if is_busy(exc):
-                raise _busy_error(exc) from exc
+                raise busy_error() from exc
             raise
 
     def dispose(self) -> None:
