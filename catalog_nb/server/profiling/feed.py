@@ -22,18 +22,29 @@ from catalog_nb.server.profiling.formats import (
     detect_format,
     read_head,
 )
-from catalog_nb.server.profiling.model import FileFormat, ProfilingError, ResourceProfile
+from catalog_nb.server.profiling.model import (
+    DataType,
+    FieldProfile,
+    FileFormat,
+    ProfilingError,
+    ResourceProfile,
+)
 from catalog_nb.server.profiling.readers import (
     Chunk,
+    FooterStats,
+    ReadCounter,
     ReadReport,
     csv_chunks,
     csv_dialect,
     json_records,
     jsonl_records,
     parquet_chunks,
+    parquet_footer,
     parquet_schema,
+    read_ahead,
     records_chunk,
 )
+from catalog_nb.server.profiling.sampling import json_number
 from catalog_nb.server.profiling.stats import TableProfiler, iter_chunks
 
 log = logging.getLogger(__name__)
@@ -70,35 +81,53 @@ def describe_error(exc: BaseException, file_format: str | None) -> str:
     """A sentence for ``errorMsg`` describing why a file could not be profiled."""
     if isinstance(exc, FileNotFoundError):
         return "The file no longer exists: it was moved or deleted after browsing."
-    if isinstance(exc, OSError):
+    # Arrow reports bad content (a corrupt Parquet footer...) as an OSError without an errno.
+    if isinstance(exc, OSError) and exc.errno is not None:
         return f"The file cannot be read: {exc.strerror or exc}."
-    if isinstance(exc, pa.ArrowException | ValueError | csv.Error | UnicodeError):
+    if isinstance(exc, OSError | pa.ArrowException | ValueError | csv.Error | UnicodeError):
         kind = (file_format or "data").upper()
-        return f"The file cannot be parsed as {kind}: {exc}"
+        return f"The file cannot be parsed as {kind}: {_printable(str(exc))}"
     log.exception("unexpected error while profiling")
     return f"Unexpected error while profiling the file: {type(exc).__name__}: {exc}"
 
 
+def _printable(text: str) -> str:
+    """A parser's message with its control characters (bytes it quotes) escaped, stripped."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text).strip()
+
+
 def feed_file(
-    path: Path, fmt: FileFormat, profiler: TableProfiler, chunk_rows: int, profile: ResourceProfile
+    path: Path, fmt: FileFormat, profiler: TableProfiler, chunk_rows: int, profile: ResourceProfile,
+    counter: ReadCounter | None = None,
 ) -> ReadReport:
-    """Read one file into ``profiler``; describe its format on ``profile``."""
+    """Read one file into ``profiler``; describe its format on ``profile``.
+
+    ``counter`` hears the bytes read, and ends at its start plus the file's size.
+    """
+    counter = counter or ReadCounter()
+    end = counter.total + path.stat().st_size
     report = ReadReport()
     chunks: Iterator[Chunk]
     if fmt is FileFormat.PARQUET:
         declared, _ = parquet_schema(path)
         for name, (data_type, nullable) in declared.items():
             profiler.declare(name, data_type, nullable)
-        chunks = parquet_chunks(path, chunk_rows)
+        report.footer = parquet_footer(path)
+        # Binary columns get no sketch and no sample: with their null counts in the footer,
+        # there is nothing left to read them for.
+        skip = frozenset(name for name, (data_type, _) in declared.items()
+                         if data_type is DataType.BINARY and name in report.footer)
+        chunks = parquet_chunks(path, chunk_rows, counter, skip)
     else:
         check_text(read_head(path))  # before scanning a large binary file for its encoding
         encoding = detect_encoding(path)
         profile.encoding = encoding.name
         if encoding.warning:
             report.warnings.append(encoding.warning)
-        chunks = _text_chunks(path, fmt, encoding, chunk_rows, report, profile, profiler)
-    for columns, n_rows in chunks:
+        chunks = _text_chunks(path, fmt, encoding, chunk_rows, report, profile, profiler, counter)
+    for columns, n_rows in read_ahead(chunks):
         profiler.add_chunk(columns, n_rows)
+    counter.add(max(0, end - counter.total))
     return report
 
 
@@ -110,6 +139,7 @@ def _text_chunks(
     report: ReadReport,
     profile: ResourceProfile,
     profiler: TableProfiler,
+    counter: ReadCounter,
 ) -> Iterator[Chunk]:
     if fmt in (FileFormat.CSV, FileFormat.TSV):
         dialect = csv_dialect(path, encoding)
@@ -120,11 +150,11 @@ def _text_chunks(
         profile.file_format = (FileFormat.TSV if dialect.delimiter == "\t" else fmt).value
         for name in dialect.columns:
             profiler.declare(name)
-        return csv_chunks(path, dialect, encoding, chunk_rows, report)
+        return csv_chunks(path, dialect, encoding, chunk_rows, report, counter)
     records = (
-        jsonl_records(path, encoding, report)
+        jsonl_records(path, encoding, report, counter)
         if fmt is FileFormat.JSONL
-        else json_records(path, encoding)
+        else json_records(path, encoding, counter)
     )
     return (records_chunk(chunk) for chunk in iter_chunks(records, chunk_rows))
 
@@ -160,6 +190,24 @@ def finish(
     profile.row_count = rows
     profile.fields = profiler.fields(sampled)
     profile.field_count = len(profile.fields)
+    if len(reports) == 1 and reports[0].footer:
+        apply_footer(profile.fields, reports[0].footer, rows)
+
+
+def apply_footer(fields: list[FieldProfile], footer: dict[str, FooterStats], rows: int) -> None:
+    """Counts and ranges from a Parquet footer over what reading found (the footer is exact and
+    covers columns that were not read)."""
+    for item in fields:
+        stats = footer.get(item.name)
+        if stats is None:
+            continue
+        values = rows - stats.null_count
+        item.properties.update(valueCount=values, nullCount=stats.null_count,
+                               density=values / rows if rows else None)
+        if stats.low is not None and item.data_type in (DataType.LONG, DataType.DOUBLE):
+            cast = float if item.data_type is DataType.DOUBLE else int
+            item.properties.update(min=json_number(cast(stats.low)),
+                                   max=json_number(cast(stats.high)))
 
 
 def profile_members(
@@ -169,6 +217,7 @@ def profile_members(
     sample_rows: int,
     chunk_rows: int,
     max_profiled: int,
+    counter: ReadCounter | None = None,
 ) -> None:
     """Fill a collection's profile from its members (see :func:`.files.profile_collection`)."""
     if not members:
@@ -177,6 +226,7 @@ def profile_members(
     step = (len(members) - 1) / max(1, count - 1)
     chosen = {round(i * step) for i in range(count)}
     profiler = TableProfiler(sample_rows)
+    counter = counter or ReadCounter()
     reports: list[ReadReport] = []
     errors: list[dict[str, str]] = []
     counted_rows = 0
@@ -190,9 +240,9 @@ def profile_members(
                 raise ProfilingError("Not a data file: the format is none of CSV, JSON, Parquet.")
             profile.file_format = profile.file_format or fmt.value
             if index in chosen:
-                reports.append(feed_file(target, fmt, profiler, chunk_rows, profile))
+                reports.append(feed_file(target, fmt, profiler, chunk_rows, profile, counter))
             else:
-                counted_rows += count_rows(target, fmt)
+                counted_rows += count_rows(target, fmt, counter)
         except ProfilingError as exc:
             errors.append({"path": member, "errorMsg": str(exc)})
         except Exception as exc:  # noqa: BLE001 - a bad member is reported, the rest go on
@@ -211,16 +261,25 @@ def profile_members(
     profile.modified_ms = max((int(s.st_mtime_ns // 1_000_000) for s in stats), default=None)
 
 
-def count_rows(path: Path, fmt: FileFormat) -> int:
+def count_rows(path: Path, fmt: FileFormat, counter: ReadCounter | None = None) -> int:
     """Rows of a file that is counted but not profiled (Parquet: from the footer)."""
+    counter = counter or ReadCounter()
+    end = counter.total + path.stat().st_size
+    try:
+        return _count_rows(path, fmt, counter)
+    finally:
+        counter.add(max(0, end - counter.total))
+
+
+def _count_rows(path: Path, fmt: FileFormat, counter: ReadCounter) -> int:
     if fmt is FileFormat.PARQUET:
         return parquet_schema(path)[1]
     encoding = detect_encoding(path)
     report = ReadReport()
     if fmt in (FileFormat.CSV, FileFormat.TSV):
         dialect = csv_dialect(path, encoding)
-        return sum(n for _, n in csv_chunks(path, dialect, encoding, 65_536, report))
+        return sum(n for _, n in csv_chunks(path, dialect, encoding, 65_536, report, counter))
     check_text(read_head(path))
     if fmt is FileFormat.JSONL:
-        return sum(1 for _ in jsonl_records(path, encoding, report))
-    return sum(1 for _ in json_records(path, encoding))
+        return sum(1 for _ in jsonl_records(path, encoding, report, counter))
+    return sum(1 for _ in json_records(path, encoding, counter))

@@ -38,13 +38,18 @@ from catalog_nb.server.profiling.feed import (
     set_file_times,
 )
 from catalog_nb.server.profiling.formats import detect_format
-from catalog_nb.server.profiling.model import FileFormat, ProfilingError, ResourceProfile
-from catalog_nb.server.profiling.readers import quick_schema
+from catalog_nb.server.profiling.model import (
+    FileFormat,
+    ProfilingError,
+    ReadProgress,
+    ResourceProfile,
+)
+from catalog_nb.server.profiling.readers import ReadCounter, quick_schema
 from catalog_nb.server.profiling.stats import DEFAULT_SAMPLE_ROWS, TableProfiler
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CHUNK_ROWS = 50_000
+DEFAULT_CHUNK_ROWS = 131_072
 MAX_PROFILED_MEMBERS = 10
 _PARTITION_DIR = re.compile(r"^[^=]+=[^=]*$")
 _DIGITS = re.compile(r"\d+")
@@ -206,11 +211,16 @@ def profile_file(
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     file_format: str | None = None,
+    on_read: ReadProgress | None = None,
 ) -> ResourceProfile:
     """Profile one file. ``path`` is relative to ``root`` when given (and reported as given).
 
     Never raises for a bad file: unreadable, empty, binary, vanished or unparseable files come back
-    with ``state`` ERROR and ``error_msg``.
+    with ``state`` ERROR and ``error_msg``. ``on_read`` hears the bytes read so far, ending at
+    the file's size.
+
+    >>> profile_file("orders.csv", root="lake").row_count  # doctest: +SKIP
+    1000
     """
     profile = ResourceProfile(path=Path(path).as_posix(), name=Path(path).name)
     try:
@@ -223,7 +233,7 @@ def profile_file(
         if profile.resource_size == 0:
             return profile.fail("The file is empty: it has no header and no rows.")
         profiler = TableProfiler(sample_rows)
-        report = feed_file(target, fmt, profiler, chunk_rows, profile)
+        report = feed_file(target, fmt, profiler, chunk_rows, profile, ReadCounter(on_read))
         finish(profile, profiler, [report])
     except ProfilingError as exc:
         profile.fail(str(exc))
@@ -240,6 +250,7 @@ def profile_collection(
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     max_profiled_members: int = MAX_PROFILED_MEMBERS,
+    on_read: ReadProgress | None = None,
 ) -> ResourceProfile:
     """Profile a collection: row counts summed over every member, statistics over up to
     ``max_profiled_members`` of them (evenly spread, first and last included).
@@ -247,6 +258,7 @@ def profile_collection(
     ``members`` are paths like those :func:`browse` reports (relative to ``root`` when given);
     without them the folder is browsed again. Members that fail are listed in
     ``extra["memberErrors"]``; the collection is an ERROR only when no member could be read.
+    ``on_read`` hears the bytes read so far over all members (counted ones included).
     """
     profile = ResourceProfile(
         path=Path(folder).as_posix(),
@@ -263,9 +275,8 @@ def profile_collection(
                 return profile.fail("The folder is no longer a collection of same-schema files.")
             prefix = Path(folder)
             members = [(prefix / m).as_posix() for m in found[0].members]
-        profile_members(
-            profile, list(members), root, sample_rows, chunk_rows, max_profiled_members
-        )
+        profile_members(profile, list(members), root, sample_rows, chunk_rows,
+                        max_profiled_members, ReadCounter(on_read))
     except ProfilingError as exc:
         profile.fail(str(exc))
     except Exception as exc:  # noqa: BLE001 - one bad collection must never stop a profiling job

@@ -143,12 +143,45 @@ def try_cast(values: pa.Array, target: pa.DataType) -> pa.Array | None:
         return None
 
 
+#: Values a cast is first tried on: a failing cast costs fifty times a succeeding one in Arrow,
+#: so a chunk of text is only cast whole when its first values convert.
+PROBE_VALUES = 64
+
+
+def _probe_cast(values: pa.Array, target: pa.DataType) -> pa.Array | None:
+    """``values`` cast to ``target``, or None; a cheap probe of the first values first."""
+    head = values.slice(0, PROBE_VALUES).drop_null()
+    if len(head) and try_cast(head, target) is None:
+        return None
+    return try_cast(values, target)
+
+
 def _any(mask: pa.Array) -> bool:
     return bool(pc.any(mask).as_py())
 
 
 def _all(mask: pa.Array) -> bool:
     return bool(pc.all(mask).as_py())
+
+
+def _booleans(texts: pa.Array) -> bool:
+    """Whether every non-null text is ``true`` or ``false`` (any case)."""
+    return _all(pc.is_in(pc.utf8_lower(texts.drop_null()), pa.array(["true", "false"])))
+
+
+def _has_leading_zero(texts: pa.Array) -> bool:
+    """Whether a number is written with a leading zero (``007``, ``-01.5``; ``0.5`` is not)."""
+    starts = pc.or_(pc.starts_with(texts, "0"),
+                    pc.or_(pc.starts_with(texts, "+0"), pc.starts_with(texts, "-0")))
+    candidates = texts.filter(starts)  # usually none, or few: the regex only sees those
+    return len(candidates) > 0 and _any(pc.match_substring_regex(candidates, r"^[+-]?0[0-9]"))
+
+
+def _integer_texts_only(texts: pa.Array) -> bool:
+    """Whether every text is an integer (digits only): such numbers beyond 64 bits stay text."""
+    if _any(pc.greater_equal(pc.find_substring(texts, "."), 0)):
+        return False  # the common case, decided without a regex
+    return _all(pc.match_substring_regex(texts, r"^[+-]?[0-9]+$"))
 
 
 def infer_text(
@@ -163,19 +196,24 @@ def infer_text(
         return DataType.STRING, values
     trimmed = pc.utf8_trim_whitespace(values)
     if not temporal_only and so_far in (None, DataType.LONG, DataType.DOUBLE):
-        leading_zero = _any(pc.match_substring_regex(trimmed, r"^[+-]?0[0-9]"))
-        integers = None if leading_zero else try_cast(trimmed, pa.int64())
-        if integers is not None:
+        integers = None if so_far is DataType.DOUBLE else _probe_cast(trimmed, pa.int64())
+        if integers is not None and not _has_leading_zero(trimmed):
             return DataType.LONG, integers
-        floats = None if leading_zero else try_cast(trimmed, pa.float64())
-        # Integers beyond 64 bits parse as floats but lose digits: keep them as text.
-        if floats is not None and not _all(pc.match_substring_regex(trimmed, r"^[+-]?[0-9]+$")):
+        floats = None if integers is not None else _probe_cast(trimmed, pa.float64())
+        # Integers beyond 64 bits parse as floats but lose digits: keep them as text. (After a
+        # DOUBLE chunk the integer cast was skipped: integers that fit are numbers still.)
+        if (floats is not None and not _has_leading_zero(trimmed)) and (
+            not _integer_texts_only(trimmed.drop_null())
+            or (so_far is DataType.DOUBLE and try_cast(trimmed, pa.int64()) is not None)
+        ):
             return DataType.DOUBLE, floats
         if so_far is not None:
             return DataType.STRING, values
-    if not temporal_only and so_far in (None, DataType.BOOLEAN):
+    if not temporal_only and so_far in (None, DataType.BOOLEAN) and _booleans(
+        trimmed.slice(0, PROBE_VALUES)
+    ):
         lower = pc.utf8_lower(trimmed)
-        if _all(pc.is_in(lower.drop_null(), pa.array(["true", "false"]))):
+        if _booleans(lower):
             return DataType.BOOLEAN, pc.equal(lower, "true")
         if so_far is not None:
             return DataType.STRING, values
@@ -187,7 +225,7 @@ def infer_text(
                 (DataType.TIMESTAMP, pa.timestamp("us")),
                 (DataType.TIMESTAMP, pa.timestamp("us", "UTC")),
             ):
-                typed = try_cast(trimmed, target)
+                typed = _probe_cast(trimmed, target)
                 if typed is not None:
                     return data_type, typed
     return DataType.STRING, values

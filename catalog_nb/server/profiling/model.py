@@ -24,6 +24,7 @@ A column whose values are all null is STRING. Time-of-day and interval columns a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,11 @@ from catalog_nb.contract import ResourceType
 
 if TYPE_CHECKING:
     from catalog_nb.server.profiling.sketch import ValueSketch
+
+
+#: Told how far a resource has been read: bytes of a file or collection, rows of a table
+#: (cumulative, never decreasing). Profiling calls it from the thread that reads.
+ReadProgress = Callable[[int], None]
 
 
 class DataType(StrEnum):

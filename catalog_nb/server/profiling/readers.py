@@ -1,17 +1,20 @@
 """Chunked file readers: every reader yields ``(columns, n_rows)`` chunks of bounded size.
 
 * CSV/TSV: Arrow's streaming CSV reader, every column as text (types are inferred per chunk by
-  :mod:`.stats`), in blocks of 2 MB regrouped into chunks of ``chunk_rows``. It reads from a
-  Python file object, because given a path Arrow reads the whole file ahead into memory. Files
-  that are not plain UTF-8 go through a transcoding stream (decode with the detected codec,
-  re-encode as UTF-8) so Arrow only ever sees UTF-8.
+  :mod:`.stats`), in blocks of 4 MB (cut, never glued, to at most ``chunk_rows`` rows). It reads
+  from a Python file object, because given a path Arrow reads the whole file ahead into memory;
+  the object counts the bytes read, for progress. Files that are not plain UTF-8 go through a
+  transcoding stream (decode with the detected codec, re-encode as UTF-8) so Arrow only ever
+  sees UTF-8.
 * JSON lines: line by line; a line longer than ``MAX_RECORD_CHARS`` is a bad record, not a reason
   to hold it in memory.
 * JSON arrays: streamed element by element with ``json.JSONDecoder.raw_decode`` over a sliding
   buffer, so an array of any length is read in bounded memory (one element may be at most
   ``MAX_RECORD_CHARS``). A top-level object is one record and must fit ``MAX_DOCUMENT_BYTES``.
-* Parquet: schema and row count from the footer; values by record batches of ``chunk_rows``
-  (Arrow reads one row group at a time); struct columns flattened to dotted names like JSON.
+* Parquet: schema, row count and, where every row group has them, each column's null count
+  and min/max from the footer (:func:`parquet_footer`); values by record batches of
+  ``chunk_rows`` (Arrow reads one row group at a time) of only the columns that need reading;
+  struct columns flattened to dotted names like JSON.
 
 Ragged CSV rows (a field count other than the header's) and undecodable JSON records are
 skipped and counted in :class:`ReadReport`; the caller decides when there are too many.
@@ -22,10 +25,12 @@ from __future__ import annotations
 import codecs
 import io
 import json
+import queue
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
@@ -43,37 +48,84 @@ from catalog_nb.server.profiling.formats import (
     sniff_dialect,
 )
 from catalog_nb.server.profiling.inference import Column, arrow_data_type, python_column
-from catalog_nb.server.profiling.model import DataType, FileFormat, ProfilingError
+from catalog_nb.server.profiling.model import DataType, FileFormat, ProfilingError, ReadProgress
 
 Chunk = tuple[dict[str, Column], int]
+_T = TypeVar("_T")
 Declared = dict[str, tuple[DataType, bool | None]]
 
 NULL_VALUES = ["", "NULL", "null", "NA", "N/A", "n/a", "NaN", "nan", "None", "#N/A"]
 MAX_RECORD_CHARS = 16 * 1024 * 1024
-CSV_BLOCK_BYTES = 2 * 1024 * 1024
+CSV_BLOCK_BYTES = 4 * 1024 * 1024
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 SCHEMA_RECORDS = 100
 
 
 @dataclass
+class FooterStats:
+    """A Parquet column's statistics from the footer, summed over every row group."""
+
+    null_count: int
+    low: Any = None
+    high: Any = None
+
+
+@dataclass
 class ReadReport:
-    """What a reader had to skip: ragged CSV rows, bad JSON records (first one described)."""
+    """What a reader had to skip: ragged CSV rows, bad JSON records (first one described).
+
+    ``footer`` holds a Parquet file's footer statistics by field name.
+    """
 
     ragged_rows: int = 0
     bad_records: int = 0
     first_problem: str | None = None
     warnings: list[str] = field(default_factory=list)
+    footer: dict[str, FooterStats] = field(default_factory=dict)
 
     def bad(self, where: str) -> None:
         self.bad_records += 1
         self.first_problem = self.first_problem or where
 
 
+class ReadCounter:
+    """Bytes read so far from a file, for progress; ``on_read`` hears each new total."""
+
+    def __init__(self, on_read: ReadProgress | None = None, start: int = 0) -> None:
+        self.total = start
+        self.on_read = on_read
+
+    def add(self, count: int) -> None:
+        self.total += count
+        if self.on_read is not None and count:
+            self.on_read(self.total)
+
+
+class _Counted(io.RawIOBase):
+    """A file's raw byte stream that reports how far it has been read."""
+
+    def __init__(self, path: Path, counter: ReadCounter) -> None:
+        self._fh = path.open("rb", buffering=0)
+        self._counter = counter
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: Any) -> int:
+        size = self._fh.readinto(target) or 0
+        self._counter.add(size)
+        return size
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
+
+
 class _Transcoder(io.RawIOBase):
     """A byte stream that decodes a file with any codec and hands out UTF-8."""
 
-    def __init__(self, path: Path, encoding: Encoding) -> None:
-        self._fh = path.open("rb")
+    def __init__(self, path: Path, encoding: Encoding, counter: ReadCounter) -> None:
+        self._fh = _Counted(path, counter)
         self._decoder = codecs.getincrementaldecoder(encoding.name)(errors=encoding.errors)
         self._buffer = bytearray()
         self._eof = False
@@ -106,9 +158,11 @@ def csv_dialect(path: Path, encoding: Encoding) -> Dialect:
 
 
 def csv_chunks(
-    path: Path, dialect: Dialect, encoding: Encoding, chunk_rows: int, report: ReadReport
+    path: Path, dialect: Dialect, encoding: Encoding, chunk_rows: int, report: ReadReport,
+    counter: ReadCounter | None = None,
 ) -> Iterator[Chunk]:
     """CSV chunks of at most ``chunk_rows`` rows; every column is text to be inferred."""
+    counter = counter or ReadCounter()
     names = dialect.columns
 
     def skip(row: Any) -> str:
@@ -121,9 +175,9 @@ def csv_chunks(
         return "skip"
 
     source: Any = (
-        path.open("rb")
+        io.BufferedReader(_Counted(path, counter), CSV_BLOCK_BYTES)
         if encoding.name == "utf-8" and encoding.errors == "strict"
-        else _Transcoder(path, encoding)
+        else _Transcoder(path, encoding, counter)
     )
     with source:
         reader = pa_csv.open_csv(
@@ -131,8 +185,8 @@ def csv_chunks(
             read_options=pa_csv.ReadOptions(
                 column_names=names,
                 skip_rows=1 if dialect.header else 0,
-                # Arrow reads up to 32 blocks ahead of the consumer whatever we do, so small
-                # blocks bound memory (32 x 2 MB); rows longer than a block cannot be read.
+                # Arrow reads ahead of the consumer whatever we do, so the block size bounds
+                # memory; rows longer than a block cannot be read.
                 block_size=CSV_BLOCK_BYTES,
             ),
             parse_options=pa_csv.ParseOptions(
@@ -145,28 +199,65 @@ def csv_chunks(
             ),
         )
         try:
-            for part in rebatch(reader, chunk_rows):
+            for part in at_most(reader, chunk_rows):
                 columns = {n: Column(part.column(i), infer="all") for i, n in enumerate(names)}
                 yield columns, part.num_rows
         finally:
             reader.close()
 
 
-def rebatch(batches: Iterable[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:
-    """Record batches of exactly ``rows`` rows (the last one shorter) from batches of any size."""
-    pending: list[pa.RecordBatch] = []
-    count = 0
+def read_ahead(chunks: Iterator[_T], depth: int = 2) -> Iterator[_T]:
+    """``chunks``, produced on a thread of their own up to ``depth`` ahead of the consumer.
+
+    Parsing the next block overlaps with folding in the current one (both release the GIL).
+    Errors reach the consumer in order; a consumer that stops early stops the producer.
+    """
+    handoff: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def offer(item: tuple[bool, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for chunk in chunks:
+                if not offer((True, chunk)):
+                    return
+            offer((False, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            offer((False, exc))
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=produce, name="catalog-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            more, item = handoff.get()
+            if more:
+                yield item
+            elif item is None:
+                return
+            else:
+                raise item
+    finally:
+        stop.set()
+        thread.join()
+
+
+def at_most(batches: Iterable[pa.RecordBatch], rows: int) -> Iterator[pa.RecordBatch]:
+    """The batches, those longer than ``rows`` cut into slices (zero-copy; never glued)."""
     for batch in batches:
-        pending.append(batch)
-        count += batch.num_rows
-        while count >= rows:
-            table = pa.Table.from_batches(pending).combine_chunks()
-            yield table.slice(0, rows).to_batches()[0]
-            rest = table.slice(rows)
-            pending, count = rest.to_batches(), rest.num_rows
-    if count:
-        table = pa.Table.from_batches(pending).combine_chunks()
-        yield from table.to_batches()
+        for start in range(0, batch.num_rows, rows):
+            yield batch.slice(start, rows)
 
 
 def _lines(fh: TextIO) -> Iterator[tuple[int, str | None]]:
@@ -195,9 +286,16 @@ def _record(value: Any) -> dict[str, Any]:
     return flatten(value) if isinstance(value, dict) else {"value": value}
 
 
-def jsonl_records(path: Path, encoding: Encoding, report: ReadReport) -> Iterator[dict[str, Any]]:
+def _open_text(path: Path, encoding: Encoding, counter: ReadCounter | None) -> TextIO:
+    raw = io.BufferedReader(_Counted(path, counter or ReadCounter()), BLOCK_BYTES)
+    return io.TextIOWrapper(raw, encoding=encoding.name, errors=encoding.errors)
+
+
+def jsonl_records(
+    path: Path, encoding: Encoding, report: ReadReport, counter: ReadCounter | None = None
+) -> Iterator[dict[str, Any]]:
     """Flattened records of a JSON lines file; bad lines are counted in ``report``."""
-    with path.open(encoding=encoding.name, errors=encoding.errors) as fh:
+    with _open_text(path, encoding, counter) as fh:
         for number, line in _lines(fh):
             if line is None:
                 report.bad(f"line {number} is longer than {MAX_RECORD_CHARS} characters")
@@ -210,9 +308,11 @@ def jsonl_records(path: Path, encoding: Encoding, report: ReadReport) -> Iterato
                 report.bad(f"line {number}: {exc}")
 
 
-def json_records(path: Path, encoding: Encoding) -> Iterator[dict[str, Any]]:
+def json_records(
+    path: Path, encoding: Encoding, counter: ReadCounter | None = None
+) -> Iterator[dict[str, Any]]:
     """Flattened records of a JSON document: the elements of a top-level array, else itself."""
-    with path.open(encoding=encoding.name, errors=encoding.errors) as fh:
+    with _open_text(path, encoding, counter) as fh:
         start = fh.read(HEAD_BYTES)
         if start.lstrip("\ufeff \t\r\n").startswith("["):
             yield from (_record(v) for v in iter_json_array(io.StringIO(start), fh))
@@ -307,14 +407,64 @@ def parquet_schema(path: Path) -> tuple[Declared, int]:
         return _flat_fields(parquet.schema_arrow), parquet.metadata.num_rows
 
 
-def parquet_chunks(path: Path, chunk_rows: int) -> Iterator[Chunk]:
-    """Record batches of a Parquet file, struct columns flattened to dotted names."""
+def parquet_footer(path: Path) -> dict[str, FooterStats]:
+    """Null counts and min/max of the columns whose every row group has them in the footer.
+
+    Leaves inside lists are left out: their null counts count elements, not rows. Min/max are
+    kept only where the footer holds both for every row group, and only for numbers, dates and
+    timestamps (writers may cut long strings' min/max).
+    """
     with pq.ParquetFile(path) as parquet:
-        for batch in parquet.iter_batches(batch_size=chunk_rows):
+        meta = parquet.metadata
+        found: dict[str, FooterStats] = {}
+        for index in range(meta.num_columns):
+            name = meta.schema.column(index).path
+            if ".list." in f".{name}." or ".key_value." in f".{name}.":
+                continue
+            stats = [meta.row_group(g).column(index).statistics for g in range(meta.num_row_groups)]
+            if not stats or any(s is None or not s.has_null_count for s in stats):
+                continue
+            footer = FooterStats(sum(s.null_count for s in stats))
+            ranges = [(s.min, s.max) for s in stats if s.has_min_max]
+            kind = meta.schema.column(index).physical_type
+            if ranges and len(ranges) == len(stats) and kind in ("INT32", "INT64", "FLOAT",
+                                                                   "DOUBLE"):
+                footer.low = min(low for low, _ in ranges)
+                footer.high = max(high for _, high in ranges)
+            found[name] = footer
+        return found
+
+
+def parquet_chunks(
+    path: Path, chunk_rows: int, counter: ReadCounter | None = None,
+    skip: frozenset[str] = frozenset(),
+) -> Iterator[Chunk]:
+    """Record batches of a Parquet file, struct columns flattened to dotted names.
+
+    Top-level columns named in ``skip`` are not read at all.
+    """
+    counter = counter or ReadCounter()
+    with pq.ParquetFile(path) as parquet:
+        wanted = [n for n in parquet.schema_arrow.names if n not in skip]
+        # progress in bytes, by the share of rows read: the columns are compressed unevenly
+        rows, size = max(1, parquet.metadata.num_rows), path.stat().st_size
+        start, done = counter.total, 0
+        batches = parquet.iter_batches(batch_size=chunk_rows, columns=wanted) if wanted else (
+            pa.record_batch([pa.nulls(n)], names=["_"]).select([]) for n in _row_groups(parquet)
+        )
+        for batch in batches:
+            done += batch.num_rows
+            counter.add(start + size * done // rows - counter.total)
             table = pa.Table.from_batches([batch])
             while any(pa.types.is_struct(t) and t.num_fields for t in table.schema.types):
                 table = table.flatten()
             yield {n: Column(table.column(n)) for n in table.column_names}, table.num_rows
+
+
+def _row_groups(parquet: pq.ParquetFile) -> Iterator[int]:
+    """Row counts of the row groups (for a file none of whose columns is read)."""
+    for group in range(parquet.metadata.num_row_groups):
+        yield parquet.metadata.row_group(group).num_rows
 
 
 def quick_schema(path: Path, file_format: FileFormat) -> tuple[Any, ...] | None:

@@ -5,9 +5,14 @@ raw values.
 
 * Every non-null value is normalised (text form, surrounding blanks stripped, lower-cased; numbers
   in one canonical form so ``7``, ``7.0`` and ``"7"`` agree; dates ISO-8601) and hashed with
-  BLAKE2b to 64 bits. BLAKE2b is keyed by nothing and seeded by nothing, so two processes, two
-  machines and two releases of Python hash a value the same way (Python's ``hash()`` is salted
-  per process and would make stored sketches useless).
+  **XXH64, seed 0**, of the normalised text's UTF-8 bytes (version 2). XXH64 is a fixed, published
+  algorithm (xxhash.com) with implementations in every engine a distributed profiler would use
+  (Spark, DuckDB extensions, Polars via ``polars-hash``, the ``xxhash`` C library), so any of them
+  builds identical sketches; Python's ``hash()`` is salted per process and would not. Here the
+  hashing is vectorised by ``polars-hash`` over Arrow strings, and only distinct values are
+  hashed. Version 1 sketches (``kmv-blake2b64``: the first 8 bytes of BLAKE2b, big-endian) are
+  still read; a v1 sketch never compares with a v2 one (their hashes differ), and a resource
+  holding v1 sketches is profiled again by the next PROFILE job, which writes v2.
 * The sketch keeps the ``k`` smallest distinct hashes (default 256). Hashes behave like uniform
   random numbers, so the k smallest are a uniform random sample of the *distinct* values, chosen
   the same way for every field: two fields holding the same value keep (or drop) it together.
@@ -26,7 +31,7 @@ raw values.
   choice is deterministic and independent of row order and chunking. Regex tag discovery runs
   over them. Values longer than 256 characters are cut.
 
-Serialised form (JSON-safe): ``{"version": 1, "algorithm": "kmv-blake2b64", "k": 256,
+Serialised form (JSON-safe): ``{"version": 2, "algorithm": "kmv-xxh64", "k": 256,
 "hashes": "<base64 of big-endian uint64s>", "sample": [...]}`` - about 2.7 kB for a full sketch.
 """
 
@@ -35,29 +40,34 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import partial
 from hashlib import blake2b
-from operator import methodcaller
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 DEFAULT_K = 256
 DEFAULT_SAMPLE = 200
 MAX_SAMPLE_CHARS = 256
-ALGORITHM = "kmv-blake2b64"
+#: The format new sketches are written in; older ones are read and re-sketched on next profile.
+SKETCH_VERSION = 2
+ALGORITHM = "kmv-xxh64"
+V1_ALGORITHM = "kmv-blake2b64"
+_VERSIONS = {ALGORITHM: SKETCH_VERSION, V1_ALGORITHM: 1}
 _SPACE = float(2**64)
 
 
 def value_text(value: Any) -> str | None:
     """The canonical text of a scalar value (None for nulls and NaN).
 
-    Integral floats print as integers so a DOUBLE ``7.0`` meets a LONG ``7``; booleans print as
-    ``true``/``false``; dates and times in ISO-8601, time-zone-aware timestamps in UTC without
-    the offset (``2024-01-05T10:00:00``), so equal instants compare equal.
+    Integral floats print as integers so a DOUBLE ``7.0`` meets a LONG ``7``; other floats as
+    Python's ``repr`` (shortest round-trip digits); booleans print as ``true``/``false``; dates
+    and times in ISO-8601, time-zone-aware timestamps in UTC without the offset
+    (``2024-01-05T10:00:00``), so equal instants compare equal.
     """
     if value is None:
         return None
@@ -83,12 +93,42 @@ def value_text(value: Any) -> str | None:
     return str(value)
 
 
-_BLAKE2B_64 = partial(blake2b, digest_size=8)
+def hash_texts(texts: pa.Array) -> np.ndarray:
+    """XXH64 (seed 0) of each already normalised text, as uint64; the array must hold no null.
+
+    >>> int(hash_texts(pa.array(["abc"]))[0]) == hash_text("abc")
+    True
+    """
+    if len(texts) == 0:
+        return np.empty(0, dtype=np.uint64)
+    # Imported here: Polars is only needed once something is sketched, not to start a server.
+    import polars as pl
+    import polars_hash
+
+    frame = pl.from_arrow(pa.table({"t": texts.cast(pa.large_string())}))
+    assert isinstance(frame, pl.DataFrame)
+    hashed = frame.select(polars_hash.col("t").nchash.xxhash64()).to_series()
+    return hashed.to_numpy().astype(np.uint64, copy=False)
 
 
 def hash_text(text: str) -> int:
-    """The 64-bit BLAKE2b hash (big-endian) of an already normalised text."""
-    return int.from_bytes(_BLAKE2B_64(text.encode("utf-8", "surrogatepass")).digest())
+    """The 64-bit XXH64 hash (seed 0) of an already normalised text's UTF-8 bytes."""
+    return int(hash_texts(pa.array([_valid_text(text)], pa.string()))[0])
+
+
+def _blake2b_hash(text: str) -> int:
+    """The version 1 hash, kept to read v1 sketches."""
+    digest = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest)
+
+
+def _valid_text(text: str) -> str:
+    """``text`` with lone surrogates (undecodable file names) as U+FFFD: UTF-8 has no room."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def _smallest_distinct(values: np.ndarray, k: int) -> np.ndarray:
@@ -103,10 +143,15 @@ def _smallest_distinct(values: np.ndarray, k: int) -> np.ndarray:
 def normalise(text: str) -> str:
     """Normalise a value's text for hashing: surrounding blanks stripped, lower-cased.
 
-    ``str.lower`` rather than ``casefold`` because Arrow's ``utf8_lower`` (the bulk path of
-    :mod:`.stats`) maps characters the same way.
+    ``str.lower`` rather than ``casefold`` because Arrow's ``utf8_lower`` (the bulk path,
+    :meth:`ValueSketch.add_texts`) maps characters the same way.
     """
     return text.strip().lower()
+
+
+def normalise_texts(texts: pa.Array) -> pa.Array:
+    """:func:`normalise` over an Arrow string array."""
+    return pc.utf8_lower(pc.utf8_trim_whitespace(texts))
 
 
 @dataclass
@@ -114,14 +159,22 @@ class ValueSketch:
     """A bottom-k sketch of a field's distinct values plus a small raw sample.
 
     ``hashes`` is sorted ascending and holds at most ``k`` distinct 64-bit hashes. Build one with
-    :func:`build_sketch` or incrementally with :meth:`update`.
+    :func:`build_sketch`, incrementally with :meth:`update`, or in bulk with :meth:`add_texts`.
+    ``algorithm`` is ``kmv-xxh64`` for every sketch built here; a sketch read from the store may
+    be an older ``kmv-blake2b64`` one, which compares with nothing of another algorithm.
     """
 
     k: int = DEFAULT_K
     sample_limit: int = DEFAULT_SAMPLE
     hashes: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+    algorithm: str = ALGORITHM
     # hash -> raw text, only for the ``sample_limit`` smallest hashes
     _raw: dict[int, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def version(self) -> int:
+        """The serialised format's version (2 today; 1 for a sketch read from an old store)."""
+        return _VERSIONS[self.algorithm]
 
     @property
     def full(self) -> bool:
@@ -135,38 +188,55 @@ class ValueSketch:
 
     def update(self, values: Iterable[Any]) -> ValueSketch:
         """Add values (nulls are skipped; duplicates are harmless). Returns self."""
-        raws = [t for t in map(value_text, values) if t is not None]
-        encoded = [normalise(t).encode("utf-8", "surrogatepass") for t in raws]
-        return self.add_encoded(encoded, raws.__getitem__)
+        raws = [_valid_text(t) for t in map(value_text, values) if t is not None]
+        return self.add_texts(pa.array(raws, pa.string()))
 
-    def add_encoded(self, encoded: Sequence[bytes], raw: Callable[[int], str]) -> ValueSketch:
-        """Add values given as normalised UTF-8 bytes; ``raw(i)`` gives the i-th raw text.
+    def add_texts(self, raw: pa.Array, normalised: pa.Array | None = None) -> ValueSketch:
+        """Add canonical texts (an Arrow string array without nulls; repeats are harmless).
 
-        The fast path for callers that normalise in bulk (the Arrow kernels of
-        :mod:`.sampling`); ``raw`` is only called for the few values that enter the raw sample.
+        ``normalised`` may pass :func:`normalise_texts` of ``raw`` when the caller has it.
+        Only the few values that enter the raw sample are looked at in Python.
         """
-        if not encoded:
+        self._require_current()
+        if len(raw) == 0:
             return self
-        # map() over C callables: no Python frame per value, hashing is the only real cost
-        digests = b"".join(map(methodcaller("digest"), map(_BLAKE2B_64, encoded)))
-        batch = np.frombuffer(digests, dtype=">u8").astype(np.uint64)
+        batch = hash_texts(normalise_texts(raw) if normalised is None else normalised)
         self.hashes = _smallest_distinct(np.concatenate([self.hashes, batch]), self.k)
-        self._keep_raw(batch, raw)
+        self._keep_raw(batch, lambda index: str(raw[index].as_py()))
         return self
+
+    def _require_current(self) -> None:
+        if self.algorithm != ALGORITHM:
+            raise ValueError(f"a {self.algorithm} sketch cannot take new values: re-sketch it")
 
     def _keep_raw(self, batch: np.ndarray, raw: Callable[[int], str]) -> None:
         limit = min(self.sample_limit, len(self.hashes))
         if limit == 0:
             self._raw.clear()
             return
+        if len(self._raw) == limit and all(h in self._raw for h in self.hashes[:limit].tolist()):
+            return  # the raw sample already holds the values of the smallest hashes
         threshold = int(self.hashes[limit - 1])
-        # Only the few batch values under the threshold are looked at in Python.
-        for index in np.flatnonzero(batch <= np.uint64(threshold)).tolist():
-            key = int(batch[index])
+        under = np.flatnonzero(batch <= np.uint64(threshold))
+        # one index per distinct hash: a low-cardinality column repeats few values many times
+        keys, first = np.unique(batch[under], return_index=True)
+        for key, index in zip(keys.tolist(), under[first].tolist(), strict=True):
             if key not in self._raw:
                 self._raw[key] = raw(index)[:MAX_SAMPLE_CHARS]
         for key in [key for key in self._raw if key > threshold]:
             del self._raw[key]
+
+    def merge(self, other: ValueSketch) -> ValueSketch:
+        """Fold another sketch of the same algorithm in (the union of the two value sets)."""
+        self._require_current()
+        if other.algorithm != self.algorithm:
+            raise ValueError("cannot merge sketches of different algorithms")
+        self.hashes = _smallest_distinct(np.concatenate([self.hashes, other.hashes]), self.k)
+        self._raw.update(other._raw)
+        limit = min(self.sample_limit, len(self.hashes))
+        threshold = int(self.hashes[limit - 1]) if limit else -1
+        self._raw = {h: t for h, t in self._raw.items() if h <= threshold}
+        return self
 
     # ------------------------------------------------------------------ estimates
 
@@ -183,7 +253,12 @@ class ValueSketch:
         return (self.k - 1) / kth
 
     def containment_in(self, other: ValueSketch) -> Estimate:
-        """Estimated share of this field's distinct values that also occur in ``other``."""
+        """Estimated share of this field's distinct values that also occur in ``other``.
+
+        Sketches of different algorithms share no hash: the estimate rests on nothing.
+        """
+        if other.algorithm != self.algorithm:
+            return Estimate(0.0, 0)
         limit = np.uint64(min(self.threshold, other.threshold))
         mine = self.hashes[self.hashes <= limit]
         if len(mine) == 0:
@@ -193,6 +268,8 @@ class ValueSketch:
 
     def jaccard(self, other: ValueSketch) -> Estimate:
         """Estimated Jaccard similarity (shared over all distinct values) of the two fields."""
+        if other.algorithm != self.algorithm:
+            return Estimate(0.0, 0)
         k = min(self.k, other.k)
         union = np.union1d(self.hashes, other.hashes)[:k]
         if len(union) == 0:
@@ -208,8 +285,8 @@ class ValueSketch:
         """The JSON-safe form described in the module docstring."""
         packed = self.hashes.astype(">u8").tobytes()
         return {
-            "version": 1,
-            "algorithm": ALGORITHM,
+            "version": self.version,
+            "algorithm": self.algorithm,
             "k": self.k,
             "sampleLimit": self.sample_limit,
             "hashes": base64.b64encode(packed).decode("ascii"),
@@ -218,15 +295,25 @@ class ValueSketch:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ValueSketch:
-        """Rebuild a sketch from :meth:`to_dict` (ValueError on another algorithm or version)."""
-        if data.get("algorithm") != ALGORITHM or data.get("version") != 1:
-            raise ValueError(f"not a {ALGORITHM} v1 sketch: {data.get('algorithm')!r}")
+        """Rebuild a sketch from :meth:`to_dict`, of version 2 or 1 (ValueError otherwise)."""
+        algorithm = data.get("algorithm")
+        if algorithm not in _VERSIONS or data.get("version") != _VERSIONS[algorithm]:
+            raise ValueError(
+                f"not a known sketch format: {algorithm!r} version {data.get('version')!r}"
+            )
         raw = base64.b64decode(data["hashes"])
         hashes = np.frombuffer(raw, dtype=">u8").astype(np.uint64)
-        sketch = cls(k=int(data["k"]), sample_limit=int(data.get("sampleLimit", DEFAULT_SAMPLE)))
+        sketch = cls(k=int(data["k"]), sample_limit=int(data.get("sampleLimit", DEFAULT_SAMPLE)),
+                     algorithm=str(algorithm))
         sketch.hashes = np.sort(hashes)
         # The sample values are the smallest hashes' values, so re-hashing them restores the map.
-        sketch._raw = {hash_text(normalise(text)): text for text in data.get("sample", [])}
+        texts = [str(t) for t in data.get("sample", [])]
+        if algorithm == V1_ALGORITHM:
+            keys = [_blake2b_hash(normalise(t)) for t in texts]
+        else:
+            valid = pa.array([_valid_text(t) for t in texts], pa.string())
+            keys = hash_texts(normalise_texts(valid)).tolist()
+        sketch._raw = dict(zip(keys, texts, strict=True))
         return sketch
 
 
@@ -241,5 +328,9 @@ class Estimate:
 def build_sketch(
     values: Iterable[Any], k: int = DEFAULT_K, sample_limit: int = DEFAULT_SAMPLE
 ) -> ValueSketch:
-    """A sketch of ``values`` (any iterable of scalars; nulls skipped)."""
+    """A sketch of ``values`` (any iterable of scalars; nulls skipped).
+
+    >>> build_sketch(["a", "B", "b", None]).distinct_count()
+    2.0
+    """
     return ValueSketch(k=k, sample_limit=sample_limit).update(values)

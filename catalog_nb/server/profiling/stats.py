@@ -8,18 +8,23 @@ Two kinds of statistics, so that a 1 GB file never has to sit in memory:
   does not depend on how the rows were cut into chunks.
 * **Sample-based** over a bounded reservoir sample of rows (default 100,000, Algorithm R with a
   fixed seed, one uniform draw per row so the sample does not depend on chunking either):
-  distinct counts when every row fits the sample, most frequent values and patterns.
+  distinct counts when every row fits the sample, most frequent values and patterns. The sample
+  is kept as Arrow arrays (:class:`~.sampling.ColumnSample`), never as Python objects.
 
-Types are read per chunk by :mod:`.inference` and joined across chunks.
+Types are read per chunk by :mod:`.inference` and joined across chunks. The columns of a chunk
+are folded in on a small pool of threads (Arrow's and Polars' kernels release the GIL), so
+profiling uses every core while the reader parses the next block.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
-from typing import Any
+import os
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from typing import Any, TypeVar
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -38,6 +43,7 @@ from catalog_nb.server.profiling.model import DataType, FieldProfile
 from catalog_nb.server.profiling.sampling import (
     SAMPLE_SEED,
     SHOWN_CHARS,
+    ColumnSample,
     Reservoir,
     json_number,
     sample_stats,
@@ -52,6 +58,27 @@ _SCALARS = {
     DataType.TIMESTAMP,
 }  # fmt: skip
 _NO_SAMPLE = {DataType.BINARY, DataType.ARRAY, DataType.STRUCT}
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+#: A column whose distinct values are fewer than this share of its values is deduplicated
+#: before sketching (judged by its sketch so far).
+DISTINCT_FIRST_SHARE = 0.2
+#: Below this many values in a chunk, threads cost more than they save.
+PARALLEL_MIN_CELLS = 20_000
+
+
+@cache
+def _pool() -> ThreadPoolExecutor:
+    """The threads that fold columns in, shared by every profiler of the process."""
+    return ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1),
+                              thread_name_prefix="catalog-profile")
+
+
+def _each(work: Callable[[_T], _R], items: list[_T], cells: int) -> list[_R]:
+    """``work`` over ``items``, in order; on the pool when there are enough cells to share."""
+    if len(items) > 1 and cells >= PARALLEL_MIN_CELLS:
+        return list(_pool().map(work, items))  # list(): the first failure is raised here
+    return [work(item) for item in items]
 
 
 def _as_naive_utc(value: Any) -> dt.datetime:
@@ -116,7 +143,12 @@ class ColumnAccumulator:
         if self.declared in (None, DataType.STRING) and chunk_type not in _NO_SAMPLE:
             self._texts(values)
         if chunk_type in _SCALARS:
-            sketch_chunk(self.sketch, typed, chunk_type)
+            # A column seen to repeat its values has them made distinct before they are
+            # printed and hashed; one of mostly distinct values is hashed whole, as finding
+            # the distinct strings costs more than hashing them all.
+            seen = self.value_count - (len(values) - values.null_count)
+            repeats = seen > 0 and self.sketch.distinct_count() < DISTINCT_FIRST_SHARE * seen
+            sketch_chunk(self.sketch, pc.unique(typed) if repeats else typed, chunk_type)
         return chunk_type
 
     def _chunk_type(self, col: Column, values: pa.Array) -> tuple[DataType, pa.Array]:
@@ -164,7 +196,7 @@ class ColumnAccumulator:
         return self.declared or self.type or DataType.STRING
 
     def result(
-        self, row_count: int, sample: list[Any], sample_size: int, sampled: bool
+        self, row_count: int, sample: pa.Array, sample_size: int, sampled: bool
     ) -> FieldProfile:
         """The field's profile; ``sample`` holds this column's values of the sampled rows."""
         data_type = self.data_type
@@ -234,8 +266,7 @@ class TableProfiler:
         self._sketch_k = sketch_k
         self._reservoir = Reservoir(sample_rows, seed)
         self._columns: dict[str, ColumnAccumulator] = {}
-        # one object array per column, slots of the reservoir (grown on demand up to its size)
-        self._samples: dict[str, np.ndarray] = {}
+        self._samples: dict[str, ColumnSample] = {}
         for name in self._declared:
             self._column(name)
 
@@ -243,7 +274,7 @@ class TableProfiler:
         if name not in self._columns:
             declared, nullable = self._declared.get(name, (None, None))
             self._columns[name] = ColumnAccumulator(name, declared, nullable, self._sketch_k)
-            self._samples[name] = np.full(min(self.row_count, self.sample_rows), None, object)
+            self._samples[name] = ColumnSample(self.sample_rows)
         return self._columns[name]
 
     def declare(
@@ -258,36 +289,32 @@ class TableProfiler:
         """Fold a chunk of ``n_rows`` rows in (each column holds ``n_rows`` values)."""
         rows, slots = self._reservoir.offer(n_rows)
         take = pa.array(rows, pa.int64())
-        for name, column in columns.items():
+        work = [(self._column(name), self._samples[name], column)
+                for name, column in columns.items()]
+
+        def fold(item: tuple[ColumnAccumulator, ColumnSample, Column | pa.Array]) -> None:
+            accumulator, sample, column = item
             col = column if isinstance(column, Column) else Column(column)
             col.values = prepare_array(col.values)
-            chunk_type = self._column(name).update(col)
-            picked: list[Any] | None = None
-            if len(rows) and chunk_type not in _NO_SAMPLE:
-                values = col.values.take(take)
-                if pa.types.is_string(values.type):
-                    values = pc.utf8_slice_codeunits(values, 0, SAMPLED_VALUE_CHARS)
-                picked = values.to_pylist()
-            self._place(name, slots, picked)
-        for name in self._columns.keys() - columns.keys():
-            self._place(name, slots, None)
-        self.row_count += n_rows
+            chunk_type = accumulator.update(col)
+            if not len(rows):
+                return
+            if chunk_type in _NO_SAMPLE:
+                sample.put(slots, None)
+                return
+            values = col.values.take(take)
+            # Cut only when some value is longer (in bytes, read off the offsets) than the cut
+            # in characters: cutting copies every value.
+            if pa.types.is_string(values.type) and (
+                (pc.max(pc.binary_length(values)).as_py() or 0) > SAMPLED_VALUE_CHARS
+            ):
+                values = pc.utf8_slice_codeunits(values, 0, SAMPLED_VALUE_CHARS)
+            sample.put(slots, values)
 
-    def _place(self, name: str, slots: np.ndarray, values: list[Any] | None) -> None:
-        if not len(slots):
-            return
-        sample = self._samples[name]
-        needed = int(slots.max()) + 1
-        if needed > len(sample):
-            grown = np.full(min(self.sample_rows, max(needed, 2 * len(sample))), None, object)
-            grown[: len(sample)] = sample
-            sample = self._samples[name] = grown
-        if values is None:
-            sample[slots] = None
-            return
-        column = np.empty(len(values), dtype=object)
-        column[:] = values  # element-wise, never broadcast into nested lists
-        sample[slots] = column
+        _each(fold, work, n_rows * len(work))
+        for name in self._columns.keys() - columns.keys():
+            self._samples[name].put(slots, None)
+        self.row_count += n_rows
 
     @property
     def names(self) -> list[str]:
@@ -298,10 +325,12 @@ class TableProfiler:
         """Every column's profile. ``sampled`` overrides whether the rows fed were a sample."""
         size = min(self.row_count, self.sample_rows)
         was_sampled = self.row_count > self.sample_rows if sampled is None else sampled
-        return [
-            acc.result(self.row_count, self._samples[name][:size].tolist(), size, was_sampled)
-            for name, acc in self._columns.items()
-        ]
+
+        def result(name: str) -> FieldProfile:
+            sample = self._samples[name].values(size)
+            return self._columns[name].result(self.row_count, sample, size, was_sampled)
+
+        return _each(result, list(self._columns), size * len(self._columns))
 
 
 def profile_frame(

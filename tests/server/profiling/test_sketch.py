@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import subprocess
@@ -13,13 +14,23 @@ import pytest
 
 from catalog_nb.server.profiling.model import DataType
 from catalog_nb.server.profiling.sampling import sketch_chunk
-from catalog_nb.server.profiling.sketch import ValueSketch, build_sketch, hash_text
+from catalog_nb.server.profiling.sketch import (
+    V1_ALGORITHM,
+    ValueSketch,
+    build_sketch,
+    hash_text,
+    hash_texts,
+)
 
 
-def test_hash_is_blake2b_of_the_normalised_text() -> None:
-    expected = int.from_bytes(blake2b(b"abc", digest_size=8).digest(), "big")
-    assert hash_text("abc") == expected
-    assert build_sketch(["  ABC "]).hashes.tolist() == [expected]
+def test_hash_is_xxh64_of_the_normalised_text() -> None:
+    # XXH64's published test vectors (seed 0): any engine reproduces these
+    assert hash_text("") == 0xEF46DB3751D8E999
+    assert hash_text("abc") == 0x44BC2CF5AD770999
+    assert build_sketch(["  ABC "]).hashes.tolist() == [0x44BC2CF5AD770999]
+    # the bulk path and the one-value path agree, beyond one 32-byte stripe too
+    long = "x" * 100 + "é"
+    assert hash_texts(pa.array(["abc", long])).tolist() == [hash_text("abc"), hash_text(long)]
 
 
 def test_hashes_are_the_same_in_another_process() -> None:
@@ -82,13 +93,43 @@ def test_order_and_batching_do_not_matter() -> None:
 def test_round_trip_through_json() -> None:
     sketch = build_sketch(f"user{i}@example.com" for i in range(1_000))
     data = json.loads(json.dumps(sketch.to_dict()))
-    assert data["algorithm"] == "kmv-blake2b64" and len(data["sample"]) == 200
+    assert data["algorithm"] == "kmv-xxh64" and data["version"] == 2
+    assert len(data["sample"]) == 200
     again = ValueSketch.from_dict(data)
     assert again.hashes.tolist() == sketch.hashes.tolist()
     assert again.sample == sketch.sample
     assert again.distinct_count() == sketch.distinct_count()
     with pytest.raises(ValueError):
         ValueSketch.from_dict({**data, "algorithm": "minhash"})
+    with pytest.raises(ValueError):
+        ValueSketch.from_dict({**data, "version": 3})
+
+
+def _v1_sketch(values: list[str]) -> dict[str, object]:
+    """A sketch as stores written before version 2 hold it (BLAKE2b, first 8 bytes)."""
+    hashes = sorted({int.from_bytes(blake2b(v.strip().lower().encode(), digest_size=8).digest(),
+                                    "big") for v in values})[:256]
+    by_hash = {int.from_bytes(blake2b(v.strip().lower().encode(), digest_size=8).digest(),
+                              "big"): v for v in values}
+    return {"version": 1, "algorithm": V1_ALGORITHM, "k": 256, "sampleLimit": 200,
+            "hashes": base64.b64encode(b"".join(h.to_bytes(8, "big") for h in hashes)).decode(),
+            "sample": [by_hash[h] for h in hashes[:200]]}
+
+
+def test_a_v1_sketch_is_read_but_compares_with_nothing_new() -> None:
+    values = [f"k{i}" for i in range(1_000)]
+    old = ValueSketch.from_dict(_v1_sketch(values))
+    assert old.version == 1 and old.algorithm == V1_ALGORITHM
+    assert 800 < old.distinct_count() < 1250
+    assert old.sample == _v1_sketch(values)["sample"]  # its raw values survive
+    new = build_sketch(values)
+    assert new.containment_in(old).sample_size == 0
+    assert old.jaccard(new).sample_size == 0
+    assert 0.35 < old.containment_in(ValueSketch.from_dict(_v1_sketch(values[:500]))).value < 0.65
+    assert ValueSketch.from_dict(_v1_sketch(values[:500])).containment_in(old).value == 1.0
+    assert old.to_dict()["version"] == 1  # written back as it was, never relabelled
+    with pytest.raises(ValueError, match="re-sketch"):
+        old.update(["k1"])
 
 
 @pytest.mark.parametrize(
