@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -169,12 +170,52 @@ def _booleans(texts: pa.Array) -> bool:
     return _all(pc.is_in(pc.utf8_lower(texts.drop_null()), pa.array(["true", "false"])))
 
 
+def _ends(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per value: where it starts in the data, its length in bytes, whether it is valid, and the
+    data padded with 3 zero bytes (so reading 3 bytes past any start is safe)."""
+    validity, offsets, data = texts.buffers()
+    bounds = np.frombuffer(offsets, dtype=np.int32)[texts.offset: texts.offset + len(texts) + 1]
+    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    valid = (texts.is_valid().to_numpy(zero_copy_only=False) if validity is not None
+             else np.ones(len(texts), dtype=bool))
+    return bounds[:-1], np.diff(bounds), valid, np.concatenate([raw, np.zeros(3, np.uint8)])
+
+
+_ASCII_BLANKS = np.zeros(256, dtype=bool)
+_ASCII_BLANKS[[9, 10, 11, 12, 13, 32]] = True
+_ASCII_BLANKS[0x80:] = True  # a multi-byte character may be a Unicode blank: look closer
+
+
+def _maybe_blank_ends(texts: pa.Array) -> bool:
+    """Whether some value may start or end with a blank (bytes read with NumPy, no copy)."""
+    if len(texts) == 0:
+        return False
+    starts, lengths, valid, data = _ends(texts)
+    filled = valid & (lengths > 0)
+    first = data[starts[filled]]
+    last = data[(starts + lengths - 1)[filled]]
+    return bool(_ASCII_BLANKS[first].any() or _ASCII_BLANKS[last].any())
+
+
 def _has_leading_zero(texts: pa.Array) -> bool:
-    """Whether a number is written with a leading zero (``007``, ``-01.5``; ``0.5`` is not)."""
-    starts = pc.or_(pc.starts_with(texts, "0"),
-                    pc.or_(pc.starts_with(texts, "+0"), pc.starts_with(texts, "-0")))
-    candidates = texts.filter(starts)  # usually none, or few: the regex only sees those
-    return len(candidates) > 0 and _any(pc.match_substring_regex(candidates, r"^[+-]?0[0-9]"))
+    """Whether a number is written with a leading zero (``007``, ``-01.5``; ``0.5`` is not).
+
+    Read off the first three bytes of each value with NumPy: a regex over every value costs ten
+    times as much.
+    """
+    if len(texts) == 0:
+        return False
+    starts, lengths, valid, data = _ends(texts)
+
+    def byte(at: int) -> np.ndarray:
+        return np.where(lengths > at, data[starts + at], 0)
+
+    first, second, third = byte(0), byte(1), byte(2)
+    zero, nine = np.uint8(ord("0")), np.uint8(ord("9"))
+    signed = (first == ord("+")) | (first == ord("-"))
+    plain = (first == zero) & (second >= zero) & (second <= nine)
+    after_sign = signed & (second == zero) & (third >= zero) & (third <= nine)
+    return bool(((plain | after_sign) & valid).any())
 
 
 def _integer_texts_only(texts: pa.Array) -> bool:
@@ -194,7 +235,9 @@ def infer_text(
     """
     if so_far is DataType.STRING:
         return DataType.STRING, values
-    trimmed = pc.utf8_trim_whitespace(values)
+    # Arrow's casts refuse surrounding blanks; trimming copies every value, so it is only done
+    # when some value may start or end with one.
+    trimmed = pc.utf8_trim_whitespace(values) if _maybe_blank_ends(values) else values
     if not temporal_only and so_far in (None, DataType.LONG, DataType.DOUBLE):
         integers = None if so_far is DataType.DOUBLE else _probe_cast(trimmed, pa.int64())
         if integers is not None and not _has_leading_zero(trimmed):

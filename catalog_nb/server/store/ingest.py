@@ -17,6 +17,7 @@ from sqlalchemy import Connection, delete, insert, select, update
 
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.profiling.model import ResourceProfile, ResourceState
+from catalog_nb.server.profiling.sketch import SKETCH_VERSION
 from catalog_nb.server.store import search
 from catalog_nb.server.store.common import new_key, now_ms
 from catalog_nb.server.store.schema import data_resources, resource_fields
@@ -163,7 +164,8 @@ def is_unchanged(conn: Connection, source_key: str, profile: ResourceProfile) ->
     """Whether a profiled resource's size and modification time are those of ``profile``.
 
     Profiling such a resource again would learn nothing, so jobs skip it. Resources without a
-    size or time (SQL tables) always count as changed.
+    size or time (SQL tables) always count as changed, and so do resources whose fields hold
+    value sketches of an older format (they are profiled again to be re-sketched).
     """
     current = find(conn, source_key, profile.path)
     return bool(
@@ -173,7 +175,18 @@ def is_unchanged(conn: Connection, source_key: str, profile: ResourceProfile) ->
         and profile.modified_ms is not None
         and current["resource_size"] == profile.resource_size
         and current["time_of_resource_change"] == profile.modified_ms
+        and not _old_sketches(conn, str(current["key"]))
     )
+
+
+def _old_sketches(conn: Connection, resource_key: str) -> bool:
+    """Whether a field of the resource holds a sketch older than :data:`SKETCH_VERSION`."""
+    version = resource_fields.c.sketch["version"].as_integer()
+    query = (select(resource_fields.c.name)
+             .where(resource_fields.c.resource_key == resource_key,
+                    resource_fields.c.sketch.is_not(None), version < SKETCH_VERSION)
+             .limit(1))
+    return conn.execute(query).first() is not None
 
 
 def record_profile(
