@@ -120,15 +120,50 @@ def feed_file(
         chunks = parquet_chunks(path, chunk_rows, counter, skip)
     else:
         check_text(read_head(path))  # before scanning a large binary file for its encoding
+        if _utf8_is_likely(path, fmt, profiler):
+            # Arrow checks UTF-8 as it converts, so a CSV file whose head is UTF-8 is read as
+            # such at once; only if a later byte is not UTF-8 is it read again after a scan
+            # of the whole file (which costs as much as a second read).
+            start = counter.total
+            try:
+                profile.encoding = "utf-8"
+                chunks = _text_chunks(path, fmt, Encoding("utf-8"), chunk_rows, report, profile,
+                                      profiler, counter)
+                return _fold(chunks, profiler, counter, end, report)
+            except pa.ArrowInvalid as exc:
+                if "UTF8" not in str(exc):
+                    raise
+            profiler.reset()
+            report = ReadReport()
+            counter.total = start
         encoding = detect_encoding(path)
         profile.encoding = encoding.name
         if encoding.warning:
             report.warnings.append(encoding.warning)
         chunks = _text_chunks(path, fmt, encoding, chunk_rows, report, profile, profiler, counter)
+    return _fold(chunks, profiler, counter, end, report)
+
+
+def _fold(chunks: Iterator[Chunk], profiler: TableProfiler, counter: ReadCounter, end: int,
+          report: ReadReport) -> ReadReport:
     for columns, n_rows in read_ahead(chunks):
         profiler.add_chunk(columns, n_rows)
     counter.add(max(0, end - counter.total))
     return report
+
+
+def _utf8_is_likely(path: Path, fmt: FileFormat, profiler: TableProfiler) -> bool:
+    """A delimited file, not yet fed, whose head is plain UTF-8 (no byte order mark)."""
+    if fmt not in (FileFormat.CSV, FileFormat.TSV) or profiler.row_count or profiler.names:
+        return False
+    head = read_head(path)
+    if head.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 3  # only a character cut by the end of the head
+    return True
 
 
 def _text_chunks(

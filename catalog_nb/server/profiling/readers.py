@@ -206,7 +206,7 @@ def csv_chunks(
             reader.close()
 
 
-def read_ahead(chunks: Iterator[_T], depth: int = 2) -> Iterator[_T]:
+def read_ahead(chunks: Iterator[_T], depth: int = 1) -> Iterator[_T]:
     """``chunks``, produced on a thread of their own up to ``depth`` ahead of the consumer.
 
     Parsing the next block overlaps with folding in the current one (both release the GIL).

@@ -261,10 +261,16 @@ class TableProfiler:
         seed: int = SAMPLE_SEED,
     ) -> None:
         self.sample_rows = sample_rows
-        self.row_count = 0
-        self._declared = dict(declared or {})
+        self._initial = dict(declared or {})
         self._sketch_k = sketch_k
-        self._reservoir = Reservoir(sample_rows, seed)
+        self._seed = seed
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every row fed (to read the same data again another way)."""
+        self.row_count = 0
+        self._declared = dict(self._initial)
+        self._reservoir = Reservoir(self.sample_rows, self._seed)
         self._columns: dict[str, ColumnAccumulator] = {}
         self._samples: dict[str, ColumnSample] = {}
         for name in self._declared:
