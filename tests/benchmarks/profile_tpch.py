@@ -123,7 +123,8 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def run(folder: Path, scales: list[str], engines: bool) -> bool:
+def run(folder: Path, scales: list[str], engines: bool,
+        formats: tuple[str, ...] = ("csv", "parquet")) -> bool:
     """Measure every file; print the table and the targets; True when every target is met."""
     print(f"load average before: {_load()}  (cores: {os.cpu_count()})")
     header = f"{'file':34} {'MB':>7} {'ours s':>7} {'pandas s':>8} {'ratio':>6} {'MB/s':>6} " \
@@ -134,9 +135,10 @@ def run(folder: Path, scales: list[str], engines: bool) -> bool:
     all_met = True
     files: list[tuple[str, Path]] = []
     for scale in scales:
-        for fmt in ("csv", "parquet"):
+        for fmt in formats:
             files += [(f"sf{scale}", folder / f"sf{scale}-{fmt}" / f"{t}.{fmt}") for t in TABLES]
-    files.append(("generated", folder / "generated" / "generated-1000000x20.csv"))
+    if "csv" in formats:
+        files.append(("generated", folder / "generated" / "generated-1000000x20.csv"))
     totals: dict[str, list[float]] = {}
     for group, path in files:
         size = path.stat().st_size / 2**20
@@ -184,11 +186,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scales", default="0.1,1", help="TPC-H scale factors, comma-separated")
     parser.add_argument("--data", type=Path, default=Path.home() / ".cache/catalog_nb/tpch")
     parser.add_argument("--engines", action="store_true", help="also time Polars and DuckDB")
+    parser.add_argument("--formats", default="csv,parquet", help="csv, parquet or both")
     args = parser.parse_args(argv)
     args.data.mkdir(parents=True, exist_ok=True)
     scales = [s.strip() for s in args.scales.split(",") if s.strip()]
     ensure_data(args.data, scales)
-    return 0 if run(args.data, scales, args.engines) else 1
+    formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
+    return 0 if run(args.data, scales, args.engines, formats) else 1
 
 
 if __name__ == "__main__":

@@ -23,7 +23,10 @@ from catalog_nb.server.store.schema import data_resources, resource_fields
 from tests.conftest import PG_URL
 
 TARGET_BYTES = 1024**3
-PEAK_LIMIT_MB = 600
+# The profiler reads ahead while two threads fold columns in: Arrow's CSV reader keeps its blocks
+# in flight beside the reservoir sample, and the process holds the whole service besides (about
+# 170 MiB before reading). Issue 12 bounds profiling at 1 GiB; this leaves a margin under it.
+PEAK_LIMIT_MB = 768
 HEADER = "id,email,amount,region,day,code,note,flag\n"
 _WRAPPER = (
     "import resource, subprocess, sys\n"

@@ -127,7 +127,8 @@ def feed_file(
             start = counter.total
             try:
                 profile.encoding = "utf-8"
-                chunks = _text_chunks(path, fmt, Encoding("utf-8"), chunk_rows, report, profile,
+                report.text_format, report.encoding = fmt, Encoding("utf-8")
+                chunks = _text_chunks(path, fmt, report.encoding, chunk_rows, report, profile,
                                       profiler, counter)
                 return _fold(chunks, profiler, counter, end, report)
             except pa.ArrowInvalid as exc:
@@ -138,6 +139,7 @@ def feed_file(
             counter.total = start
         encoding = detect_encoding(path)
         profile.encoding = encoding.name
+        report.text_format, report.encoding = fmt, encoding
         if encoding.warning:
             report.warnings.append(encoding.warning)
         chunks = _text_chunks(path, fmt, encoding, chunk_rows, report, profile, profiler, counter)
@@ -150,6 +152,21 @@ def _fold(chunks: Iterator[Chunk], profiler: TableProfiler, counter: ReadCounter
         profiler.add_chunk(columns, n_rows)
     counter.add(max(0, end - counter.total))
     return report
+
+
+def fill_text_gaps(profiler: TableProfiler, files: list[tuple[Path, ReadReport]],
+                   chunk_rows: int, profile: ResourceProfile) -> None:
+    """Read text files again for the text ranges of columns that turned STRING late (rare: a
+    column of numbers with words further down); nothing is read when there are none."""
+    if not profiler.text_gaps():
+        return
+    for path, report in files:
+        if report.text_format is None or report.encoding is None:
+            continue  # Parquet: declared types, never a gap
+        again = _text_chunks(path, report.text_format, report.encoding, chunk_rows, ReadReport(),
+                             profile, profiler, ReadCounter())
+        for columns, _ in read_ahead(again):
+            profiler.add_texts(columns)
 
 
 def _utf8_is_likely(path: Path, fmt: FileFormat, profiler: TableProfiler) -> bool:
@@ -263,6 +280,7 @@ def profile_members(
     profiler = TableProfiler(sample_rows)
     counter = counter or ReadCounter()
     reports: list[ReadReport] = []
+    read: list[tuple[Path, ReadReport]] = []
     errors: list[dict[str, str]] = []
     counted_rows = 0
     stats: list[os.stat_result] = []
@@ -276,6 +294,7 @@ def profile_members(
             profile.file_format = profile.file_format or fmt.value
             if index in chosen:
                 reports.append(feed_file(target, fmt, profiler, chunk_rows, profile, counter))
+                read.append((target, reports[-1]))
             else:
                 counted_rows += count_rows(target, fmt, counter)
         except ProfilingError as exc:
@@ -287,6 +306,7 @@ def profile_members(
     if errors:
         profile.extra["memberErrors"] = errors
     sampled = counted_rows > 0 or profiler.row_count > sample_rows
+    fill_text_gaps(profiler, read, chunk_rows, profile)
     finish(profile, profiler, reports, sampled)
     profile.row_count = (profile.row_count or 0) + counted_rows
     profile.members = list(members)

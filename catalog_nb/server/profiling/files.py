@@ -32,6 +32,7 @@ from catalog_nb.server.profiling.feed import (
     created_ms,
     describe_error,
     feed_file,
+    fill_text_gaps,
     finish,
     locate,
     profile_members,
@@ -234,6 +235,7 @@ def profile_file(
             return profile.fail("The file is empty: it has no header and no rows.")
         profiler = TableProfiler(sample_rows)
         report = feed_file(target, fmt, profiler, chunk_rows, profile, ReadCounter(on_read))
+        fill_text_gaps(profiler, [(target, report)], chunk_rows, profile)
         finish(profile, profiler, [report])
     except ProfilingError as exc:
         profile.fail(str(exc))

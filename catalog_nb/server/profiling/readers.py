@@ -74,7 +74,8 @@ class FooterStats:
 class ReadReport:
     """What a reader had to skip: ragged CSV rows, bad JSON records (first one described).
 
-    ``footer`` holds a Parquet file's footer statistics by field name.
+    ``footer`` holds a Parquet file's footer statistics by field name; ``text_format`` and
+    ``encoding`` say how a text file was read.
     """
 
     ragged_rows: int = 0
@@ -82,6 +83,9 @@ class ReadReport:
     first_problem: str | None = None
     warnings: list[str] = field(default_factory=list)
     footer: dict[str, FooterStats] = field(default_factory=dict)
+    #: How a text file was read (format and encoding), to read it again the same way.
+    text_format: FileFormat | None = None
+    encoding: Encoding | None = None
 
     def bad(self, where: str) -> None:
         self.bad_records += 1
@@ -188,6 +192,9 @@ def csv_chunks(
                 # Arrow reads ahead of the consumer whatever we do, so the block size bounds
                 # memory; rows longer than a block cannot be read.
                 block_size=CSV_BLOCK_BYTES,
+                # Parsing stays on the read-ahead thread: the pool folds columns on the other
+                # core, and Arrow's own threads would only compete with it (and hold more).
+                use_threads=False,
             ),
             parse_options=pa_csv.ParseOptions(
                 delimiter=dialect.delimiter, newlines_in_values=True, invalid_row_handler=skip

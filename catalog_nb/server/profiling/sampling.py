@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -154,12 +155,46 @@ def _top(table: pa.Table, limit: int) -> list[tuple[Any, int]]:
     return list(zip(top["value"].to_pylist(), top["count"].to_pylist(), strict=True))
 
 
+#: Up to this many values (or distinct texts), the sample statistics are counted in Python:
+#: each Arrow call has a fixed cost that dominates for the one-value columns of a wide document.
+FEW_SHAPES = 256
+_ASCII_SHAPE = str.maketrans(
+    {**dict.fromkeys(map(chr, range(ord("A"), ord("Z") + 1)), "A"),
+     **dict.fromkeys(map(chr, range(ord("a"), ord("z") + 1)), "a"),
+     **dict.fromkeys(map(chr, range(ord("0"), ord("9") + 1)), "9")})
+
+
+def _few_stats(typed: list[Any], texts: list[str]) -> tuple[
+    int, list[tuple[Any, int]], list[tuple[Any, int]]
+]:
+    """:func:`sample_stats`' counts over a few values, in Python (the same results)."""
+    counts = Counter(typed)
+    if texts and all(t.isascii() for t in texts):
+        cut = [t[:PATTERN_CHARS].translate(_ASCII_SHAPE) for t in texts]
+        patterns = Counter(c + CUT_MARK if len(t) > PATTERN_CHARS else c
+                           for c, t in zip(cut, texts, strict=True))
+    else:  # other scripts: Arrow's Unicode classes, so both paths shape alike
+        patterns = Counter(shapes(pa.array(texts, pa.string())).to_pylist())
+
+    def top(found: Counter[Any], limit: int) -> list[tuple[Any, int]]:
+        return sorted(found.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+    return len(counts), top(counts, TOP_VALUES), top(patterns, TOP_PATTERNS)
+
+
 def _shape_counts(text_counts: pa.Table) -> pa.Table:
     """Counts of patterns, from counts of texts: each distinct text is shaped once."""
-    shaped = pa.table({"value": shapes(text_counts.column("value").combine_chunks()),
-                       "count": text_counts.column("count")})
-    summed = shaped.group_by("value").aggregate([("count", "sum")])
-    return summed.rename_columns(["value", "count"])
+    shaped = shapes(text_counts.column("value").combine_chunks())
+    if len(shaped) <= FEW_SHAPES:
+        summed: Counter[str] = Counter()
+        for shape, count in zip(shaped.to_pylist(), text_counts.column("count").to_pylist(),
+                                strict=True):
+            summed[shape] += count
+        return pa.table({"value": pa.array(list(summed), pa.string()),
+                         "count": pa.array(list(summed.values()), pa.int64())})
+    table = pa.table({"value": shaped, "count": text_counts.column("count")})
+    return table.group_by("value").aggregate([("count", "sum")]).rename_columns(
+        ["value", "count"])
 
 
 def _typed(values: pa.Array, texts: pa.Array, data_type: DataType) -> pa.Array:
@@ -181,12 +216,16 @@ def sample_stats(data_type: DataType, sample: pa.Array) -> dict[str, Any]:
     values = prepare_array(sample).drop_null()
     texts = canonical_texts(values, data_type)
     typed = _typed(values, texts, data_type)
-    text_counts = _counts(texts)
-    counts = text_counts if typed is texts else _counts(typed)
-    top = _top(counts, TOP_VALUES)
-    top_shapes = _top(_shape_counts(text_counts), TOP_PATTERNS)
+    if len(values) <= FEW_SHAPES:
+        distinct, top, top_shapes = _few_stats(typed.to_pylist(), texts.to_pylist())
+    else:
+        text_counts = _counts(texts)
+        counts = text_counts if typed is texts else _counts(typed)
+        distinct = len(counts)
+        top = _top(counts, TOP_VALUES)
+        top_shapes = _top(_shape_counts(text_counts), TOP_PATTERNS)
     return {
-        "distinctCount": len(counts),
+        "distinctCount": distinct,
         "mostFrequent": [
             {"value": v[:SHOWN_CHARS] if isinstance(v, str) else json_number(v), "count": n}
             for v, n in top

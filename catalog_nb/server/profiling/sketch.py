@@ -9,10 +9,11 @@ raw values.
   algorithm (xxhash.com) with implementations in every engine a distributed profiler would use
   (Spark, DuckDB extensions, Polars via ``polars-hash``, the ``xxhash`` C library), so any of them
   builds identical sketches; Python's ``hash()`` is salted per process and would not. Here the
-  hashing is vectorised by ``polars-hash`` over Arrow strings, and only distinct values are
-  hashed. Version 1 sketches (``kmv-blake2b64``: the first 8 bytes of BLAKE2b, big-endian) are
-  still read; a v1 sketch never compares with a v2 one (their hashes differ), and a resource
-  holding v1 sketches is profiled again by the next PROFILE job, which writes v2.
+  hashing is vectorised by ``polars-hash`` over Arrow strings (a handful of texts go through
+  the ``xxhash`` binding instead, which is faster for them). Version 1 sketches
+  (``kmv-blake2b64``: the first 8 bytes of BLAKE2b, big-endian) are still read; a v1 sketch
+  never compares with a v2 one (their hashes differ), and a resource holding v1 sketches is
+  profiled again by the next PROFILE job, which writes v2.
 * The sketch keeps the ``k`` smallest distinct hashes (default 256). Hashes behave like uniform
   random numbers, so the k smallest are a uniform random sample of the *distinct* values, chosen
   the same way for every field: two fields holding the same value keep (or drop) it together.
@@ -49,8 +50,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import xxhash
 
 DEFAULT_K = 256
+#: Up to this many texts are hashed one by one (see :func:`hash_texts`).
+FEW_TEXTS = 64
 DEFAULT_SAMPLE = 200
 MAX_SAMPLE_CHARS = 256
 #: The format new sketches are written in; older ones are read and re-sketched on next profile.
@@ -101,6 +105,12 @@ def hash_texts(texts: pa.Array) -> np.ndarray:
     """
     if len(texts) == 0:
         return np.empty(0, dtype=np.uint64)
+    if len(texts) <= FEW_TEXTS:
+        # A call into Polars costs half a millisecond whatever its size: a wide document's
+        # thousands of one-value columns hash faster one by one with the reference binding.
+        encoded = texts.cast(pa.binary()).to_pylist()
+        return np.fromiter(map(xxhash.xxh64_intdigest, encoded), dtype=np.uint64,
+                           count=len(encoded))
     # Imported here: Polars is only needed once something is sketched, not to start a server.
     import polars as pl
     import polars_hash

@@ -63,8 +63,9 @@ _R = TypeVar("_R")
 #: A column whose distinct values are fewer than this share of its values is deduplicated
 #: before sketching (judged by its sketch so far).
 DISTINCT_FIRST_SHARE = 0.2
-#: Below this many values in a chunk, threads cost more than they save.
+#: Below this many values in a chunk, or this many per column, threads cost more than they save.
 PARALLEL_MIN_CELLS = 20_000
+PARALLEL_MIN_ROWS = 1_000
 
 
 @cache
@@ -75,8 +76,9 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _each(work: Callable[[_T], _R], items: list[_T], cells: int) -> list[_R]:
-    """``work`` over ``items``, in order; on the pool when there are enough cells to share."""
-    if len(items) > 1 and cells >= PARALLEL_MIN_CELLS:
+    """``work`` over ``items``, in order; on the pool when each item has enough cells to share
+    (a wide document's thousands of one-value columns would only make the threads wait)."""
+    if len(items) > 1 and cells >= PARALLEL_MIN_CELLS and cells >= PARALLEL_MIN_ROWS * len(items):
         return list(_pool().map(work, items))  # list(): the first failure is raised here
     return [work(item) for item in items]
 
@@ -125,6 +127,7 @@ class ColumnAccumulator:
         self.text_max: str | None = None
         self.len_min: int | None = None
         self.len_max: int | None = None
+        self.text_gap = False  # typed chunks whose texts were not looked at
         self.sketch = ValueSketch(k=sketch_k)
 
     def update(self, column: Column | pa.Array) -> DataType | None:
@@ -140,8 +143,12 @@ class ColumnAccumulator:
             self._numbers(typed)
         elif chunk_type in (DataType.DATE, DataType.TIMESTAMP):
             self._times(typed)
-        if self.declared in (None, DataType.STRING) and chunk_type not in _NO_SAMPLE:
+        if chunk_type is DataType.STRING:
             self._texts(values)
+        elif self.declared is None and chunk_type not in _NO_SAMPLE:
+            # A typed chunk's texts only matter if a later chunk makes the column STRING; that
+            # is rare, and then the file is read again for them (see :meth:`add_texts`).
+            self.text_gap = True
         if chunk_type in _SCALARS:
             # A column seen to repeat its values has them made distinct before they are
             # printed and hashed; one of mostly distinct values is hashed whole, as finding
@@ -178,6 +185,11 @@ class ColumnAccumulator:
         if low.is_valid:
             self.time_min = _merge_min(self.time_min, _as_naive_utc(low.as_py()))
             self.time_max = _merge_max(self.time_max, _as_naive_utc(high.as_py()))
+
+    def add_texts(self, values: pa.Array) -> None:
+        """Fold a chunk's texts into the text range again (min/max: reading twice is harmless)."""
+        if values.null_count < len(values):
+            self._texts(values)
 
     def _texts(self, values: pa.Array) -> None:
         texts = values if pa.types.is_string(values.type) else try_cast(values, pa.string())
@@ -321,6 +333,20 @@ class TableProfiler:
         for name in self._columns.keys() - columns.keys():
             self._samples[name].put(slots, None)
         self.row_count += n_rows
+
+    def text_gaps(self) -> list[str]:
+        """Columns that turned STRING after typed chunks whose texts were not looked at: their
+        text range needs a second read (:meth:`add_texts`)."""
+        return [name for name, acc in self._columns.items()
+                if acc.text_gap and acc.data_type is DataType.STRING]
+
+    def add_texts(self, columns: Mapping[str, Column | pa.Array]) -> None:
+        """Second read of the same rows: only the text ranges of :meth:`text_gaps` columns."""
+        for name in self.text_gaps():
+            column = columns.get(name)
+            if column is not None:
+                values = column.values if isinstance(column, Column) else column
+                self._columns[name].add_texts(prepare_array(values))
 
     @property
     def names(self) -> list[str]:

@@ -267,3 +267,29 @@ def test_sample_bounds_the_expensive_statistics(tmp_path: Path) -> None:
     assert props["distinctCountApproximate"] is True
     assert props["distinctCount"] == pytest.approx(3_000, rel=0.2)
     assert profile.field("grp").properties["distinctCount"] == 5
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_text_range_of_a_column_that_turns_string_late_covers_every_row(
+    tmp_path: Path, fmt: str
+) -> None:
+    # numbers for 300 rows (many chunks of 50), then words: the column is STRING, and its text
+    # range must include the numbers read before it turned (read again for them)
+    values = [str(1000 + i) for i in range(300)] + ["mango", "kiwi-fruit"]
+    if fmt == "csv":
+        path = _write(tmp_path / "late.csv", "code,n\n" + "".join(f"{v},{i}\n" for i, v in
+                                                               enumerate(values)))
+    else:
+        path = _write(tmp_path / "late.jsonl", "".join(
+            json.dumps({"code": int(v) if v.isdigit() else v, "n": i}) + "\n"
+            for i, v in enumerate(values)))
+    one_chunk = _ok(profile_file(path, chunk_rows=100_000)).field("code").properties
+    chunked = _ok(profile_file(path, chunk_rows=50))
+    code = chunked.field("code")
+    assert code.data_type is DataType.STRING
+    # the smallest text and the shortest are numbers' ("1000" < "kiwi-fruit" < "mango")
+    assert (code.properties["min"], code.properties["max"]) == ("1000", "mango")
+    assert (code.properties["minLength"], code.properties["maxLength"]) == (4, 10)
+    for key in ("min", "max", "minLength", "maxLength"):
+        assert code.properties[key] == one_chunk[key]
+    assert chunked.field("n").data_type is DataType.LONG

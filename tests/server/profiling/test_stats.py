@@ -8,6 +8,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from catalog_nb.server.profiling import sampling
 from catalog_nb.server.profiling.inference import python_column
 from catalog_nb.server.profiling.model import DataType, FieldProfile
 from catalog_nb.server.profiling.sampling import Reservoir, pattern_of
@@ -198,3 +199,24 @@ def test_declared_types_win() -> None:
 )
 def test_patterns(text: str, pattern: str) -> None:
     assert pattern_of(text) == pattern
+
+
+@pytest.mark.parametrize(
+    ("data_type", "values"),
+    [
+        (DataType.STRING, ["AB-12", "ab-12", "AB-12", None, "x" * 50, "Zoë 7", "ẞig", ""]),
+        (DataType.STRING, ["b", "a", "b", "a", "c"]),  # ties ordered by value
+        (DataType.LONG, [" 7", "8", "7", "10", None]),
+        (DataType.DOUBLE, [1.5, 2.0, 1.5, -0.25, 1e-7, 3e20]),
+        (DataType.BOOLEAN, ["true", "FALSE", "true"]),
+        (DataType.DATE, ["2024-01-05", "2024-01-05", "2023-12-31"]),
+        (DataType.STRING, ["日本語", "東京 12", "Ελλάδα", "日本語"]),
+    ],
+)
+def test_few_values_are_counted_as_many_are(
+    monkeypatch: pytest.MonkeyPatch, data_type: DataType, values: list[object]
+) -> None:
+    sample = pa.array(values)
+    few = sampling.sample_stats(data_type, sample)
+    monkeypatch.setattr(sampling, "FEW_SHAPES", 0)  # the Arrow path, as for a large sample
+    assert sampling.sample_stats(data_type, sample) == few
