@@ -307,6 +307,7 @@ class TableProfiler:
         """Fold a chunk of ``n_rows`` rows in (each column holds ``n_rows`` values)."""
         rows, slots = self._reservoir.offer(n_rows)
         take = pa.array(rows, pa.int64())
+        prefix = len(rows) > 0 and int(rows[-1]) == len(rows) - 1  # rows 0..n-1, ascending
         work = [(self._column(name), self._samples[name], column)
                 for name, column in columns.items()]
 
@@ -320,7 +321,8 @@ class TableProfiler:
             if chunk_type in _NO_SAMPLE:
                 sample.put(slots, None)
                 return
-            values = col.values.take(take)
+            # While the reservoir fills, it takes a prefix of the chunk: a zero-copy slice
+            values = (col.values.slice(0, len(rows)) if prefix else col.values.take(take))
             # Cut only when some value is longer (in bytes, read off the offsets) than the cut
             # in characters: cutting copies every value.
             if pa.types.is_string(values.type) and (
