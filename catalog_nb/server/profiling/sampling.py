@@ -179,21 +179,18 @@ def _few_stats(typed: list[Any], texts: list[str]) -> tuple[
     return len(counts), top(counts, TOP_VALUES), top(patterns, TOP_PATTERNS)
 
 
-def _shape_counts(text_counts: pa.Table) -> pa.Table:
-    """Counts of patterns, from counts of texts: each distinct text is shaped once."""
-    shaped = shapes(text_counts.column("value").combine_chunks())
-    if len(shaped) <= FEW_SHAPES:
-        summed: Counter[str] = Counter()
-        for shape, count in zip(shaped.to_pylist(), text_counts.column("count").to_pylist(),
-                                strict=True):
-            summed[shape] += count
-        return pa.table({"value": pa.array(list(summed), pa.string()),
+def _regroup(keys: pa.Array, counts: pa.ChunkedArray) -> pa.Table:
+    """``counts`` summed per key (a :func:`_counts` table); keys may repeat, never null."""
+    if len(keys) <= FEW_SHAPES:
+        summed: Counter[Any] = Counter()
+        for key, count in zip(keys.to_pylist(), counts.to_pylist(), strict=True):
+            summed[key] += count
+        return pa.table({"value": pa.array(list(summed), keys.type),
                          "count": pa.array(list(summed.values()), pa.int64())})
-    # summed by dictionary code with NumPy: Arrow's grouping machinery costs more to start
-    encoded = pc.dictionary_encode(shaped)
-    weights = text_counts.column("count").to_numpy()
-    sums = np.bincount(encoded.indices.to_numpy(), weights=weights,
-                       minlength=len(encoded.dictionary))
+    # by dictionary code with NumPy: Arrow's grouping machinery costs more to start
+    encoded = pc.dictionary_encode(keys)
+    sums = np.bincount(encoded.indices.to_numpy(zero_copy_only=False),
+                       weights=counts.to_numpy(), minlength=len(encoded.dictionary))
     return pa.table({"value": encoded.dictionary, "count": pa.array(sums.astype(np.int64))})
 
 
@@ -214,16 +211,21 @@ def _typed(values: pa.Array, texts: pa.Array, data_type: DataType) -> pa.Array:
 def sample_stats(data_type: DataType, sample: pa.Array) -> dict[str, Any]:
     """``distinctCount``, ``mostFrequent`` and ``patterns`` over one column's sampled values."""
     values = prepare_array(sample).drop_null()
-    texts = canonical_texts(values, data_type)
-    typed = _typed(values, texts, data_type)
     if len(values) <= FEW_SHAPES:
+        texts = canonical_texts(values, data_type)
+        typed = _typed(values, texts, data_type)
         distinct, top, top_shapes = _few_stats(typed.to_pylist(), texts.to_pylist())
     else:
-        text_counts = _counts(texts)
-        counts = text_counts if typed is texts else _counts(typed)
+        # One counting pass over the sample; texts and typed values are then made of the
+        # distinct values only, their counts summed where two values print or parse alike.
+        raw = _counts(values)
+        found, times = raw.column("value").combine_chunks(), raw.column("count")
+        texts = canonical_texts(found, data_type)
+        typed = _typed(found, texts, data_type)
+        counts = raw if typed is found else _regroup(typed, times)
         distinct = len(counts)
         top = _top(counts, TOP_VALUES)
-        top_shapes = _top(_shape_counts(text_counts), TOP_PATTERNS)
+        top_shapes = _top(_regroup(shapes(texts), times), TOP_PATTERNS)
     return {
         "distinctCount": distinct,
         "mostFrequent": [
