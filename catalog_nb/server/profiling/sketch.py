@@ -53,8 +53,9 @@ import pyarrow.compute as pc
 import xxhash
 
 DEFAULT_K = 256
-#: Up to this many texts are hashed one by one (see :func:`hash_texts`).
-FEW_TEXTS = 64
+#: Up to this many texts are hashed one by one (see :func:`hash_texts`): a Polars call costs
+#: about what hashing 4,000 short texts one by one does.
+FEW_TEXTS = 4096
 DEFAULT_SAMPLE = 200
 MAX_SAMPLE_CHARS = 256
 #: The format new sketches are written in; older ones are read and re-sketched on next profile.

@@ -15,6 +15,7 @@ import pytest
 from catalog_nb.server.profiling.model import DataType
 from catalog_nb.server.profiling.sampling import sketch_chunk
 from catalog_nb.server.profiling.sketch import (
+    FEW_TEXTS,
     V1_ALGORITHM,
     ValueSketch,
     build_sketch,
@@ -28,9 +29,12 @@ def test_hash_is_xxh64_of_the_normalised_text() -> None:
     assert hash_text("") == 0xEF46DB3751D8E999
     assert hash_text("abc") == 0x44BC2CF5AD770999
     assert build_sketch(["  ABC "]).hashes.tolist() == [0x44BC2CF5AD770999]
-    # the bulk path and the one-value path agree, beyond one 32-byte stripe too
-    long = "x" * 100 + "é"
-    assert hash_texts(pa.array(["abc", long])).tolist() == [hash_text("abc"), hash_text(long)]
+    # the bulk path (Polars) and the few-values path (the xxhash binding) agree, on texts
+    # beyond one 32-byte stripe and outside ASCII too
+    texts = [f"value {i} " + "x" * (i % 70) + "é" * (i % 3) for i in range(FEW_TEXTS + 100)]
+    bulk = hash_texts(pa.array(texts)).tolist()
+    assert bulk == [hash_text(t) for t in texts]
+    assert bulk[:10] == hash_texts(pa.array(texts[:10])).tolist()
 
 
 def test_hashes_are_the_same_in_another_process() -> None:
