@@ -49,6 +49,7 @@ from catalog_nb.server.profiling.formats import (
 )
 from catalog_nb.server.profiling.inference import Column, arrow_data_type, python_column
 from catalog_nb.server.profiling.model import DataType, FileFormat, ProfilingError, ReadProgress
+from catalog_nb.server.profiling.threads import run_in_background
 
 Chunk = tuple[dict[str, Column], int]
 _T = TypeVar("_T")
@@ -232,6 +233,7 @@ def read_ahead(chunks: Iterator[_T], depth: int = 1) -> Iterator[_T]:
         return False
 
     def produce() -> None:
+        run_in_background()
         try:
             for chunk in chunks:
                 if not offer((True, chunk)):

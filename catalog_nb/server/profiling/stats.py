@@ -50,6 +50,7 @@ from catalog_nb.server.profiling.sampling import (
     sketch_chunk,
 )
 from catalog_nb.server.profiling.sketch import DEFAULT_K, ValueSketch, value_text
+from catalog_nb.server.profiling.threads import run_in_background
 
 DEFAULT_SAMPLE_ROWS = 100_000
 SAMPLED_VALUE_CHARS = 1000
@@ -72,7 +73,8 @@ PARALLEL_MIN_ROWS = 1_000
 def _pool() -> ThreadPoolExecutor:
     """The threads that fold columns in, shared by every profiler of the process."""
     return ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1),
-                              thread_name_prefix="catalog-profile")
+                              thread_name_prefix="catalog-profile",
+                              initializer=run_in_background)
 
 
 def _each(work: Callable[[_T], _R], items: list[_T], cells: int) -> list[_R]:
