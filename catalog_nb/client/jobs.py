@@ -1,8 +1,9 @@
 """Jobs: browse and profile data sources, follow them with a progress bar, list them.
 
 ``profile(source)`` posts a PROFILE job and, with ``wait=True`` (the default), polls
-``GET /job/{key}`` until the job ends, showing a ``tqdm.auto`` bar (total = the job's
-``total``, advanced by ``done``). A job that ends ``FAILED`` raises
+``GET /job/{key}`` until the job ends, showing a ``tqdm.auto`` bar: in bytes read of the files'
+total (``workTotal``/``workDone``) when the service counts bytes, else in resources
+(``total``/``done``). A job that ends ``FAILED`` raises
 :class:`~catalog_nb.client.errors.JobFailedError` with the job's message; waiting longer than
 ``timeout`` raises :class:`~catalog_nb.client.errors.JobTimeoutError` (the job keeps running on
 the service). A job that SUCCEEDS but could not read some resources warns with their paths.
@@ -299,7 +300,7 @@ class JobsMixin:
 
                     what = str(current.get("jobType") or "job").lower()
                     bar = tqdm(
-                        total=current.get("total") or None,
+                        total=_measure(current)[0],
                         desc=f"{what} {current.get('dataSourceName') or ''}".strip(),
                         unit=" resources",
                         leave=False,
@@ -329,14 +330,24 @@ class JobsMixin:
         return current
 
 
+def _measure(job: Mapping[str, Any]) -> tuple[int | None, int]:
+    """A job's (total, done): bytes read when the service counts them, else resources."""
+    if job.get("workUnit") == "bytes" and job.get("workTotal"):
+        return int(job["workTotal"]), int(job.get("workDone") or 0)
+    return (int(job["total"]) if job.get("total") else None), int(job.get("done") or 0)
+
+
 def _advance(bar: Any, job: Mapping[str, Any]) -> None:
-    """Move a progress bar to the job's ``done`` of ``total``."""
+    """Move a progress bar to the job's done of its total (see :func:`_measure`)."""
     if bar is None:
         return
-    total = job.get("total")
+    total, done = _measure(job)
+    if job.get("workUnit") == "bytes" and bar.unit != "B":
+        # the service counts bytes once it has browsed: the bar starts again in bytes
+        bar.unit, bar.unit_scale, bar.unit_divisor = "B", True, 1024
+        bar.reset(total=total)
     if total and bar.total != total:
-        bar.total = int(total)
+        bar.total = total
         bar.refresh()
-    done = int(job.get("done") or 0)
     if done > bar.n:
         bar.update(done - bar.n)

@@ -41,6 +41,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ from catalog_nb.server.profiling import (
     profile_table,
 )
 from catalog_nb.server.profiling.connect import redact, source_engine
+from catalog_nb.server.profiling.model import ReadProgress
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store, ingest
 from catalog_nb.server.store import jobs as job_store
@@ -86,6 +88,10 @@ class _Tally:
     done: int = 0
     counts: dict[str, int] = field(default_factory=job_store.empty_counts)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    # What ``progress`` measures when it is not resources: bytes of the files to profile.
+    work_unit: str | None = None
+    work_total: int | None = None
+    work_done: int = 0
 
     def error(self, path: str | None, message: str) -> None:
         self.counts["errors"] += 1
@@ -93,9 +99,15 @@ class _Tally:
             self.errors.append({"path": path, "message": message})
 
     def values(self) -> dict[str, Any]:
-        progress = 0.0 if not self.total else min(1.0, self.done / self.total)
+        if self.work_unit is not None and self.work_total:
+            progress = min(1.0, self.work_done / self.work_total)
+        else:
+            progress = 0.0 if not self.total else min(1.0, self.done / self.total)
+        work = ({"work_unit": self.work_unit, "work_total": self.work_total,
+                 "work_done": min(self.work_done, self.work_total or self.work_done)}
+                if self.work_unit is not None else {})
         return {"progress": progress, "total": self.total, "done": self.done,
-                "counts": dict(self.counts), "errors": list(self.errors)}
+                "counts": dict(self.counts), "errors": list(self.errors), **work}
 
 
 def _selected(path: str, includes: list[str], excludes: list[str]) -> bool:
@@ -320,9 +332,14 @@ class Work(DiscoverySteps):
         self.tally.total = len(targets) + skipped
         self.tally.done = skipped
         self.tally.counts["skipped"] = skipped
+        if self._is_file:
+            # Progress in bytes of the files to read, known before the first is read.
+            self.tally.work_unit = "bytes"
+            self.tally.work_total = sum(t.resource_size or 0 for t in targets)
         self._flush(force=True)
         for target in targets:
             self._check_stop()
+            before = self.tally.work_done
             if self._is_file and target.path not in self._changed and (
                 target.path not in self._created
             ):
@@ -331,11 +348,13 @@ class Work(DiscoverySteps):
                 if unchanged:
                     self.tally.counts["unchanged"] += 1
                     self.tally.done += 1
+                    self.tally.work_done = before + (target.resource_size or 0)
                     self._flush()
                     self._report(target.path)
                     continue
             started = now_ms()
-            profile = self._profile(target)
+            profile = self._profile(target, partial(self._read, before))
+            self.tally.work_done = before + (target.resource_size or 0)
             with self.store.write() as conn:
                 outcome = ingest.record_profile(conn, source_key, profile, run_id=self.key,
                                                 started_ms=started)
@@ -363,15 +382,26 @@ class Work(DiscoverySteps):
             f"{', '.join(parts)}.{gone}"
         )
 
-    def _profile(self, target: ResourceProfile) -> ResourceProfile:
+    def _read(self, before: int, read: int) -> None:
+        """``read`` bytes of the current resource read after ``before`` bytes of the job's
+        (called from the profiler's reading thread): progress, throttled."""
+        self.tally.work_done = max(self.tally.work_done, before + read)
+        try:
+            self._flush()
+        except Exception:  # a progress write never fails the resource being read
+            log.warning("job %s: progress not written", self.key, exc_info=True)
+
+    def _profile(self, target: ResourceProfile, on_read: ReadProgress) -> ResourceProfile:
         rows = self.settings.profile_sample_rows
         try:
             if self._is_file:
                 assert self.folder is not None
                 if target.resource_type == ResourceType.COLLECTION.value:
                     return profile_collection(target.path, root=self.folder,
-                                              members=target.members, sample_rows=rows)
-                return profile_file(target.path, root=self.folder, sample_rows=rows)
+                                              members=target.members, sample_rows=rows,
+                                              on_read=on_read)
+                return profile_file(target.path, root=self.folder, sample_rows=rows,
+                                    on_read=on_read)
             assert self.engine is not None
             schema = str(target.extra.get("dataSchemaName") or target.path.split(".", 1)[0])
             table = str(target.extra.get("tableName") or target.name)
@@ -393,9 +423,9 @@ class Work(DiscoverySteps):
     def _flush(self, force: bool = False) -> None:
         if not force and time.monotonic() - self._flushed < PROGRESS_EVERY:
             return
+        self._flushed = time.monotonic()  # first: a second thread must not write it twice
         with self.store.write() as conn:
             job_store.update_job(conn, self.key, **self.tally.values())
-        self._flushed = time.monotonic()
 
     def _report(self, path: str | None) -> None:
         if self.on_progress is not None:

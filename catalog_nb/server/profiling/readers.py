@@ -3,7 +3,7 @@
 * CSV/TSV: Arrow's streaming CSV reader, every column as text (types are inferred per chunk by
   :mod:`.stats`), in blocks of 4 MB (cut, never glued, to at most ``chunk_rows`` rows). It reads
   from a Python file object, because given a path Arrow reads the whole file ahead into memory;
-  the object counts the bytes read, for progress. Files that are not plain UTF-8 go through a
+  progress counts the bytes of the rows handed out. Files that are not plain UTF-8 go through a
   transcoding stream (decode with the detected codec, re-encode as UTF-8) so Arrow only ever
   sees UTF-8.
 * JSON lines: line by line; a line longer than ``MAX_RECORD_CHARS`` is a bad record, not a reason
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
@@ -179,10 +180,12 @@ def csv_chunks(
             )
         return "skip"
 
+    # Arrow reads ahead of what it parses, so bytes are counted by the rows handed out (their
+    # text plus one separator per field), not by what Arrow has pulled from the file.
     source: Any = (
-        io.BufferedReader(_Counted(path, counter), CSV_BLOCK_BYTES)
+        path.open("rb")
         if encoding.name == "utf-8" and encoding.errors == "strict"
-        else _Transcoder(path, encoding, counter)
+        else _Transcoder(path, encoding, ReadCounter())
     )
     with source:
         reader = pa_csv.open_csv(
@@ -209,9 +212,16 @@ def csv_chunks(
         try:
             for part in at_most(reader, chunk_rows):
                 columns = {n: Column(part.column(i), infer="all") for i, n in enumerate(names)}
+                counter.add(_text_bytes(part))
                 yield columns, part.num_rows
         finally:
             reader.close()
+
+
+def _text_bytes(batch: pa.RecordBatch) -> int:
+    """About how many bytes of a delimited file a batch of its text columns came from."""
+    text = sum(pc.sum(pc.binary_length(column)).as_py() or 0 for column in batch.columns)
+    return int(text) + batch.num_rows * max(1, batch.num_columns)
 
 
 def read_ahead(chunks: Iterator[_T], depth: int = 1) -> Iterator[_T]:

@@ -15,7 +15,8 @@ class JobCreate(Payload):
     """Body of ``POST /job``."""
 
     read_only = frozenset(
-        {"key", "state", "progress", "total", "done", "counts", "errors", "message",
+        {"key", "state", "progress", "total", "done", "workUnit", "workTotal", "workDone",
+         "counts", "errors", "message",
          "requestedBy", "timeOfCreation", "startTime", "endTime", "dataSourceName"}
     )
 
@@ -39,6 +40,12 @@ class JobOut(Wire):
     progress: float
     total: int | None
     done: int
+    #: catalog_nb extra: what ``progress`` measures (``bytes`` read of the files to profile,
+    #: else ``resources``), and how much of it there is and is done. Known once the source is
+    #: browsed, so a progress bar has its total from the start.
+    work_unit: str | None
+    work_total: int | None
+    work_done: int | None
     counts: dict[str, int]
     errors: list[JobError]
     message: str | None
@@ -64,6 +71,9 @@ def job_out(row: dict[str, Any]) -> JobOut:
         progress=float(row["progress"] or 0.0),
         total=row["total"],
         done=int(row["done"] or 0),
+        work_unit=row.get("work_unit"),
+        work_total=row.get("work_total"),
+        work_done=row.get("work_done"),
         counts=counts,
         errors=[JobError(path=e.get("path"), message=str(e.get("message")))
                 for e in row.get("errors") or []],

@@ -111,7 +111,8 @@ def claim(conn: Connection, key: str) -> bool:
         .where(jobs.c.key == key, jobs.c.state == JobState.QUEUED.value)
         .values(
             state=JobState.RUNNING.value, started_ms=now, finished_ms=None, progress=0.0,
-            total=None, done=0, counts=empty_counts(), errors=[], message=None, changed_ms=now,
+            total=None, done=0, work_unit=None, work_total=None, work_done=None,
+            counts=empty_counts(), errors=[], message=None, changed_ms=now,
         )
     )
     return result.rowcount == 1

@@ -39,12 +39,18 @@ def _login_throttle(conn: Connection) -> None:
     metadata.create_all(conn, tables=[login_throttle])
 
 
+def _job_work(conn: Connection) -> None:
+    for column in ("work_unit VARCHAR(16)", "work_total BIGINT", "work_done BIGINT"):
+        conn.exec_driver_sql(f"ALTER TABLE jobs ADD COLUMN {column}")
+
+
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
     (2, "lineage, join conditions, favorites, reviews, configuration values",
      _relations_and_objects),
     (3, "login throttling per client and per user name from a client", _login_throttle),
+    (4, "job progress in bytes read of the total", _job_work),
 ]
 
 LATEST = MIGRATIONS[-1][0]

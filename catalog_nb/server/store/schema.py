@@ -272,6 +272,10 @@ jobs = Table(
     Column("progress", Float, nullable=False, default=0.0),
     Column("total", Integer),
     Column("done", Integer, nullable=False, default=0),
+    # what ``progress`` measures: bytes (files read) or resources; the amount of all and done
+    Column("work_unit", String(16)),
+    Column("work_total", BigInteger),
+    Column("work_done", BigInteger),
     # {created, updated, unchanged, skipped, errors}
     Column("counts", JSON, nullable=False),
     # [{path, message}] of resources that could not be processed

@@ -293,3 +293,21 @@ def test_text_range_of_a_column_that_turns_string_late_covers_every_row(
     for key in ("min", "max", "minLength", "maxLength"):
         assert code.properties[key] == one_chunk[key]
     assert chunked.field("n").data_type is DataType.LONG
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_read_progress_grows_to_the_file_size(tmp_path: Path, fmt: str) -> None:
+    frame = pd.DataFrame({"id": range(30_000), "name": [f"n{i % 91}" for i in range(30_000)]})
+    path = tmp_path / f"data.{fmt}"
+    if fmt == "csv":
+        frame.to_csv(path, index=False)
+    elif fmt == "jsonl":
+        frame.to_json(path, orient="records", lines=True)
+    else:
+        frame.to_parquet(path, row_group_size=5_000)
+    heard: list[int] = []
+    profile = _ok(profile_file(path, chunk_rows=4_000, on_read=heard.append))
+    assert profile.row_count == 30_000
+    assert heard == sorted(heard) and len(heard) > 2  # heard along the way, never back
+    assert heard[-1] == path.stat().st_size
+    assert 0 < heard[0] < path.stat().st_size

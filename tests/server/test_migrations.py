@@ -1,0 +1,34 @@
+"""Schema upgrades: a store left at an older version is brought to the latest, rows kept."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, insert, inspect, select
+
+from catalog_nb.server.store import Store
+from catalog_nb.server.store.migrations import LATEST
+from catalog_nb.server.store.schema import data_sources, jobs, schema_version
+from tests.conftest import TEST_APPLICATION
+
+
+def test_a_version_3_store_gets_byte_progress_columns_and_keeps_its_jobs(store_url: str) -> None:
+    with Store(store_url, application_name=TEST_APPLICATION) as store:
+        store.migrate()
+        with store.write() as conn:  # the store as version 3 left it: no work_* columns
+            for column in ("work_unit", "work_total", "work_done"):
+                conn.exec_driver_sql(f"ALTER TABLE jobs DROP COLUMN {column}")
+            conn.execute(delete(schema_version).where(schema_version.c.version > 3))
+            conn.execute(insert(data_sources).values(
+                key="src-1", name="old", name_fold="old", source_type="FILE", uri="/tmp",
+                include_patterns=[], exclude_patterns=[], created_ms=1, changed_ms=1))
+            conn.exec_driver_sql(
+                "INSERT INTO jobs (key, job_type, data_source_key, state, progress, done, "
+                "counts, errors, created_ms, changed_ms) VALUES ('job-1', 'PROFILE', 'src-1', "
+                "'SUCCEEDED', 1.0, 3, '{}', '[]', 1, 1)")
+        assert store.migrate() == LATEST
+        with store.read() as conn:
+            names = {c["name"] for c in inspect(conn).get_columns("jobs")}
+            row = conn.execute(select(jobs).where(jobs.c.key == "job-1")).mappings().one()
+            versions = conn.execute(select(schema_version.c.version)).scalars().all()
+        assert {"work_unit", "work_total", "work_done"} <= names
+        assert (row["done"], row["work_unit"], row["work_total"]) == (3, None, None)
+        assert sorted(versions)[-1] == LATEST
