@@ -6,9 +6,21 @@ are always quoted by the dialect and values always bound; no SQL text is ever as
 * :func:`browse_sql`: every schema except the system ones, its tables and views, with columns
   (types mapped to :class:`DataType`), nullability, primary key, foreign keys and view
   definitions. Paths are ``schema.table``.
-* :func:`profile_table`: an exact ``COUNT(*)``, and column statistics over the first
-  ``sample_rows`` rows the database returns (``SELECT ... LIMIT n``, no ORDER BY: a random
-  sample would need a full sort). ``sampled`` says when the statistics saw only part of a table.
+* :func:`profile_table`: an exact ``COUNT(*)``, then
+
+  - a table or view of at most ``sample_rows`` rows is read whole, streamed in chunks: every
+    statistic is exact;
+  - a larger table or view on SQLite or PostgreSQL has its exact statistics computed by the
+    database in a few aggregate statements (value and null counts, min/max, mean, text
+    lengths, distinct counts up to ``exact_distinct_rows`` rows) and the sample-based ones
+    (most frequent values, patterns, sketches, distinct estimates above that size) read from a
+    random sample the database draws (the first rows of a view): see :mod:`.sql_stats`.
+    ``extra["sampleMethod"]`` says how the sample was drawn;
+  - a larger table or view of another database gets statistics over the first
+    ``sample_rows`` rows it returns (``SELECT ... LIMIT n``).
+
+  ``sampled`` and ``sampleSize`` say when the sample-based statistics saw only part of a table.
+* :func:`estimate_rows`: a cheap guess of a table's rows from the database's own bookkeeping.
 
 A database that cannot be reached raises :class:`ProfilingError` with a message that names the
 URL without its password; a table that disappeared or cannot be read comes back as ERROR.
@@ -17,13 +29,17 @@ URL without its password; a table that disappeared or cannot be read comes back 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import MetaData, Table, create_engine, func, inspect, select, types
-from sqlalchemy.engine import Connection, Engine, Inspector
+import pyarrow as pa
+from sqlalchemy import MetaData, Select, Table, column, create_engine, func, inspect, select, types
+from sqlalchemy import table as table_clause
+from sqlalchemy.engine import Connection, Engine, Inspector, Row
 from sqlalchemy.exc import (
     ArgumentError,
     DBAPIError,
@@ -38,11 +54,24 @@ from catalog_nb.server.profiling.model import (
     DataType,
     FieldProfile,
     ProfilingError,
+    ReadProgress,
     ResourceProfile,
+)
+from catalog_nb.server.profiling.sql_stats import (
+    EXACT_DISTINCT_ROWS,
+    PUSHDOWN_DIALECTS,
+    ColumnStats,
+    aggregate,
+    apply_stats,
+    estimate_distinct,
+    first_rows,
+    sample_batches,
 )
 from catalog_nb.server.profiling.stats import DEFAULT_SAMPLE_ROWS, TableProfiler
 
 log = logging.getLogger(__name__)
+
+_COMPOSITE = {DataType.BINARY, DataType.ARRAY, DataType.STRUCT}
 
 DEFAULT_CHUNK_ROWS = 10_000
 SYSTEM_SCHEMAS = {
@@ -208,17 +237,39 @@ def browse_sql(engine: Engine | str) -> list[ResourceProfile]:
     return sorted(found, key=lambda r: r.path)
 
 
+class _Progress:
+    """Rows of a table accounted for so far, told to ``on_read`` only when the total grows."""
+
+    def __init__(self, on_read: ReadProgress | None, total: int = 0) -> None:
+        self.on_read = on_read
+        self.total = total
+        self.told = -1
+
+    def report(self, rows: int) -> None:
+        rows = min(rows, self.total)
+        if self.on_read is not None and rows > self.told:
+            self.told = rows
+            self.on_read(rows)
+
+
 def profile_table(
     engine: Engine | str,
     schema: str,
     name: str,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    *,
+    on_read: ReadProgress | None = None,
+    exact_distinct_rows: int = EXACT_DISTINCT_ROWS,
 ) -> ResourceProfile:
-    """Profile one table or view: exact row count, statistics over the first ``sample_rows``.
+    """Profile one table or view: exact row count, statistics over at most ``sample_rows`` rows,
+    and on SQLite and PostgreSQL exact counts, ranges and means computed by the database (see
+    the module docstring).
 
-    Raises ProfilingError when the database cannot be reached; a missing or unreadable table
-    comes back with ``state`` ERROR.
+    ``on_read`` hears the rows accounted for so far (cumulative, ending at the row count).
+    ``exact_distinct_rows``: up to this many rows, distinct counts are exact. Raises
+    ProfilingError when the database cannot be reached; a missing or unreadable table comes back
+    with ``state`` ERROR.
     """
     with _connect(engine) as (target, conn):
         inspector = inspect(conn)
@@ -232,7 +283,9 @@ def profile_table(
         except SQLAlchemyError as exc:
             raise ProfilingError(_safe_message(target, exc)) from None
         try:
-            _profile_rows(conn, profile, schema, name, sample_rows, chunk_rows)
+            _profile_rows(conn, profile, schema, name, is_view,
+                          _Limits(sample_rows, chunk_rows, exact_distinct_rows),
+                          _Progress(on_read))
         except NoSuchTableError:
             profile.fail(f"The table {schema}.{name} no longer exists.")
         except SQLAlchemyError as exc:
@@ -241,36 +294,85 @@ def profile_table(
     return profile
 
 
+@dataclass(frozen=True)
+class _Limits:
+    sample_rows: int
+    chunk_rows: int
+    exact_distinct_rows: int
+
+
 def _profile_rows(
     conn: Connection,
     profile: ResourceProfile,
     schema: str,
     name: str,
-    sample_rows: int,
-    chunk_rows: int,
+    is_view: bool,
+    limits: _Limits,
+    progress: _Progress,
 ) -> None:
     # resolve_fks=False: a foreign key's target may live in a schema we cannot read
     table = Table(name, MetaData(), schema=schema, autoload_with=conn, resolve_fks=False)
     declared = {f.name: (f.data_type, f.nullable) for f in profile.fields}
     kinds = {c.name: sql_data_type(c.type) for c in table.columns}
-    profiler = TableProfiler(sample_rows)
-    for column in table.columns:
-        known = kinds[column.name]
-        profiler.declare(column.name, known, declared.get(column.name, (None, None))[1])
-    row_count = conn.execute(select(func.count()).select_from(table)).scalar_one()
-    result = conn.execution_options(stream_results=True, yield_per=chunk_rows).execute(
-        select(table).limit(sample_rows)
-    )
+    profiler = TableProfiler(limits.sample_rows)
+    for col in table.columns:
+        profiler.declare(col.name, kinds[col.name], declared.get(col.name, (None, None))[1])
+    row_count = int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+    progress.total = row_count
+    # A table within the sample is read whole: every statistic of its rows is already exact.
+    pushdown = conn.dialect.name in PUSHDOWN_DIALECTS and row_count > limits.sample_rows
+    stats: dict[str, ColumnStats] = {}
+    aggregated = 0  # rows accounted for by the aggregates, the sample's rows aside
+    method = "first rows"
+    if pushdown:
+        aggregated = row_count - limits.sample_rows
+        stats = aggregate(conn, table, kinds, row_count <= limits.exact_distinct_rows,
+                          lambda done, groups: progress.report(aggregated * done // groups))
+        method, batches = _sample(conn, table, row_count, limits, is_view)
+    else:
+        batches = first_rows(conn, table, limits.sample_rows, limits.chunk_rows)
+    # Columns whose distinct count the database does not give: estimated from the sample
+    estimated = {n for n, s in stats.items()
+                 if s.distinct is None and s.value_count is not None and kinds[n] not in _COMPOSITE}
+    kept: dict[str, list[pa.Array]] = {n: [] for n in estimated}
     names = [c.name for c in table.columns]
-    for rows in result.partitions():
+    for rows in batches:
         columns = {
             n: python_column(_numbers([row[i] for row in rows], kinds[n]))
             for i, n in enumerate(names)
         }
         profiler.add_chunk(columns, len(rows))
-    profile.row_count = int(row_count)
+        for n in estimated:
+            kept[n].append(columns[n].values)
+        progress.report(aggregated + profiler.row_count)
+    profile.row_count = row_count
     profile.fields = profiler.fields(sampled=row_count > profiler.row_count)
     profile.field_count = len(profile.fields)
+    if pushdown:
+        estimates = {
+            n: estimate_distinct(kept[n], stats[n].value_count or 0)
+            for n in estimated if stats[n].value_count is not None
+        }
+        apply_stats(profile.fields, row_count, stats, estimates)
+        profile.extra["sampleMethod"] = method
+    progress.report(row_count)
+
+
+def _sample(
+    conn: Connection, table: Table, row_count: int, limits: _Limits, is_view: bool
+) -> tuple[str, Iterator[Sequence[Row[Any]]]]:
+    """The database's own sample; the first rows when it refuses to draw one (a foreign
+    table, say), which it says before the first row."""
+    method, batches = sample_batches(conn, table, row_count, limits.sample_rows,
+                                     limits.chunk_rows, is_view)
+    try:
+        first = next(batches, None)
+    except DBAPIError:
+        conn.rollback()
+        method, batches = "first rows", first_rows(conn, table, limits.sample_rows,
+                                                   limits.chunk_rows)
+        first = next(batches, None)
+    return method, chain([] if first is None else [first], batches)
 
 
 def _numbers(values: list[Any], kind: DataType | None) -> list[Any]:
@@ -282,3 +384,45 @@ def _numbers(values: list[Any], kind: DataType | None) -> list[Any]:
         return [None if v is None else convert(v) for v in values]
     except (TypeError, ValueError):
         return values  # SQLite lets any value into any column: profile them as they are
+
+
+def estimate_rows(engine: Engine | str, schema: str, name: str) -> int | None:
+    """A cheap guess of a table's rows, read before profiling it (a job's progress total).
+
+    PostgreSQL: the planner's ``pg_class.reltuples`` (None before the table was first vacuumed
+    or analyzed); SQLite: the largest rowid of a rowid table. None for views, WITHOUT ROWID
+    tables, other databases, and whatever cannot be read. Raises ProfilingError when the
+    database cannot be reached.
+    """
+    with _connect(engine) as (_target, conn):
+        try:
+            if conn.dialect.name == "postgresql":
+                value = conn.execute(_reltuples(schema, name)).scalar()
+                return int(value) if value is not None and value >= 0 else None
+            if conn.dialect.name == "sqlite":
+                inspector = inspect(conn)
+                if name in _views(inspector, schema):
+                    return None
+                taken = {str(c["name"]).lower() for c in inspector.get_columns(name, schema)}
+                rowid = next((n for n in ("rowid", "_rowid_", "oid") if n not in taken), None)
+                if rowid is None:
+                    return None
+                top = conn.execute(
+                    select(func.max(column(rowid))).select_from(table_clause(name, schema=schema))
+                ).scalar()
+                return int(top) if isinstance(top, int) else 0
+        except SQLAlchemyError:
+            conn.rollback()
+    return None
+
+
+def _reltuples(schema: str, name: str) -> Select[tuple[Any]]:
+    classes = table_clause("pg_class", column("oid"), column("relname"), column("relnamespace"),
+                           column("relkind"), column("reltuples"), schema="pg_catalog")
+    spaces = table_clause("pg_namespace", column("oid"), column("nspname"), schema="pg_catalog")
+    return (
+        select(classes.c.reltuples)
+        .join_from(classes, spaces, classes.c.relnamespace == spaces.c.oid)
+        .where(spaces.c.nspname == schema, classes.c.relname == name,
+               classes.c.relkind.in_(["r", "m", "p"]))
+    )

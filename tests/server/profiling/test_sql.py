@@ -189,11 +189,24 @@ def test_profile_table_counts_exactly_and_profiles_values(database: Database) ->
 
 
 def test_profile_table_samples_large_tables(database: Database) -> None:
-    profile = profile_table(database.engine, database.people, "orders", sample_rows=3)
+    seen: list[int] = []
+    profile = profile_table(database.engine, database.people, "orders", sample_rows=3,
+                            on_read=seen.append)
     assert profile.row_count == 7
     props = profile.field("id").properties
-    assert props["sampled"] is True and props["sampleSize"] == 3 and props["valueCount"] == 3
-    assert profile.field("placed_at").data_type is DataType.TIMESTAMP
+    assert props["sampled"] is True and props["sampleSize"] == 3
+    # counted by the database over every row, not over the sample
+    assert (props["valueCount"], props["nullCount"], props["density"]) == (7, 0, 1.0)
+    assert (props["min"], props["max"], props["mean"], props["distinctCount"]) == (1, 7, 4.0, 7)
+    assert props["distinctCountApproximate"] is False
+    placed = profile.field("placed_at")
+    assert placed.data_type is DataType.TIMESTAMP
+    assert (placed.properties["min"], placed.properties["max"]) == (
+        "2024-01-01T09:30:00", "2024-01-07T09:30:00")
+    total = profile.field("total").properties
+    assert (total["min"], total["max"], total["mean"]) == (10.0, 70.0, 40.0)
+    assert profile.extra["sampleMethod"] in {"rowid", "bernoulli"}
+    assert seen == sorted(seen) and seen[-1] == 7
 
 
 def test_views_and_awkward_identifiers(database: Database) -> None:
