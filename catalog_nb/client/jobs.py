@@ -1,9 +1,9 @@
 """Jobs: browse and profile data sources, follow them with a progress bar, list them.
 
 ``profile(source)`` posts a PROFILE job and, with ``wait=True`` (the default), polls
-``GET /job/{key}`` until the job ends, showing a ``tqdm.auto`` bar: in bytes read of the files'
-total (``workTotal``/``workDone``) when the service counts bytes, else in resources
-(``total``/``done``). A job that ends ``FAILED`` raises
+``GET /job/{key}`` until the job ends, showing a ``tqdm.auto`` bar: in bytes of the files (rows
+of the tables) read of their total (``workTotal``/``workDone``) when the service counts them,
+else in resources (``total``/``done``). A job that ends ``FAILED`` raises
 :class:`~catalog_nb.client.errors.JobFailedError` with the job's message; waiting longer than
 ``timeout`` raises :class:`~catalog_nb.client.errors.JobTimeoutError` (the job keeps running on
 the service). A job that SUCCEEDS but could not read some resources warns with their paths.
@@ -330,9 +330,13 @@ class JobsMixin:
         return current
 
 
+#: The bar's look for each unit the service counts a job's work in.
+_UNITS = {"bytes": ("B", 1024), "rows": (" rows", 1000)}
+
+
 def _measure(job: Mapping[str, Any]) -> tuple[int | None, int]:
-    """A job's (total, done): bytes read when the service counts them, else resources."""
-    if job.get("workUnit") == "bytes" and job.get("workTotal"):
+    """A job's (total, done): bytes or rows read when the service counts them, else resources."""
+    if job.get("workUnit") in _UNITS and job.get("workTotal"):
         return int(job["workTotal"]), int(job.get("workDone") or 0)
     return (int(job["total"]) if job.get("total") else None), int(job.get("done") or 0)
 
@@ -342,9 +346,10 @@ def _advance(bar: Any, job: Mapping[str, Any]) -> None:
     if bar is None:
         return
     total, done = _measure(job)
-    if job.get("workUnit") == "bytes" and bar.unit != "B":
-        # the service counts bytes once it has browsed: the bar starts again in bytes
-        bar.unit, bar.unit_scale, bar.unit_divisor = "B", True, 1024
+    unit = _UNITS.get(str(job.get("workUnit")))
+    if unit is not None and job.get("workTotal") and bar.unit != unit[0]:
+        # the service counts bytes (rows) once it has browsed: the bar starts again in them
+        bar.unit, bar.unit_scale, bar.unit_divisor = unit[0], True, unit[1]
         bar.reset(total=total)
     if total and bar.total != total:
         bar.total = total

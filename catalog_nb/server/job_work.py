@@ -61,6 +61,7 @@ from catalog_nb.server.profiling import (
 )
 from catalog_nb.server.profiling.connect import redact, source_engine
 from catalog_nb.server.profiling.model import ReadProgress
+from catalog_nb.server.profiling.sql import estimate_rows
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store, ingest
 from catalog_nb.server.store import jobs as job_store
@@ -332,10 +333,12 @@ class Work(DiscoverySteps):
         self.tally.total = len(targets) + skipped
         self.tally.done = skipped
         self.tally.counts["skipped"] = skipped
-        if self._is_file:
-            # Progress in bytes of the files to read, known before the first is read.
-            self.tally.work_unit = "bytes"
-            self.tally.work_total = sum(t.resource_size or 0 for t in targets)
+        # Progress in bytes of the files, or rows of the tables, to read: known before the
+        # first is read (for tables, the database's own cheap estimate).
+        sizes = ({t.path: t.resource_size or 0 for t in targets} if self._is_file
+                 else self._row_estimates(targets))
+        self.tally.work_unit = "bytes" if self._is_file else "rows"
+        self.tally.work_total = sum(sizes.values())
         self._flush(force=True)
         for target in targets:
             self._check_stop()
@@ -348,13 +351,13 @@ class Work(DiscoverySteps):
                 if unchanged:
                     self.tally.counts["unchanged"] += 1
                     self.tally.done += 1
-                    self.tally.work_done = before + (target.resource_size or 0)
+                    self.tally.work_done = before + sizes[target.path]
                     self._flush()
                     self._report(target.path)
                     continue
             started = now_ms()
-            profile = self._profile(target, partial(self._read, before))
-            self.tally.work_done = before + (target.resource_size or 0)
+            profile = self._profile(target, partial(self._read, before, sizes[target.path]))
+            self.tally.work_done = before + sizes[target.path]
             with self.store.write() as conn:
                 outcome = ingest.record_profile(conn, source_key, profile, run_id=self.key,
                                                 started_ms=started)
@@ -382,10 +385,28 @@ class Work(DiscoverySteps):
             f"{', '.join(parts)}.{gone}"
         )
 
-    def _read(self, before: int, read: int) -> None:
-        """``read`` bytes of the current resource read after ``before`` bytes of the job's
-        (called from the profiler's reading thread): progress, throttled."""
-        self.tally.work_done = max(self.tally.work_done, before + read)
+    def _row_estimates(self, targets: list[ResourceProfile]) -> dict[str, int]:
+        """Each table's estimated rows (0 where the database has no cheap estimate)."""
+        assert self.engine is not None
+        found: dict[str, int] = {}
+        for target in targets:
+            schema, table = self._table_of(target)
+            try:
+                found[target.path] = estimate_rows(self.engine, schema, table) or 0
+            except ProfilingError:
+                found[target.path] = 0
+        return found
+
+    @staticmethod
+    def _table_of(target: ResourceProfile) -> tuple[str, str]:
+        schema = str(target.extra.get("dataSchemaName") or target.path.split(".", 1)[0])
+        return schema, str(target.extra.get("tableName") or target.name)
+
+    def _read(self, before: int, size: int, read: int) -> None:
+        """``read`` bytes (rows) of the current resource, of about ``size``, read after
+        ``before`` of the job's (called from the profiler's reading thread): progress,
+        throttled. A stale row estimate never lets progress run past the resource's share."""
+        self.tally.work_done = max(self.tally.work_done, before + min(read, size))
         try:
             self._flush()
         except Exception:  # a progress write never fails the resource being read
@@ -403,9 +424,8 @@ class Work(DiscoverySteps):
                 return profile_file(target.path, root=self.folder, sample_rows=rows,
                                     on_read=on_read)
             assert self.engine is not None
-            schema = str(target.extra.get("dataSchemaName") or target.path.split(".", 1)[0])
-            table = str(target.extra.get("tableName") or target.name)
-            return profile_table(self.engine, schema, table, sample_rows=rows)
+            schema, table = self._table_of(target)
+            return profile_table(self.engine, schema, table, sample_rows=rows, on_read=on_read)
         except ProfilingError as exc:
             if self._is_file:
                 return replace(target, fields=[]).fail(str(exc))

@@ -120,3 +120,30 @@ def test_the_client_bar_counts_bytes(
     assert (bar.unit, bar.unit_scale, bar.unit_divisor) == ("B", True, 1024)
     assert bar.n == total and bar.total == total
     assert bar.totals[-1] == total  # the bar knew the total once it counted bytes
+
+
+def test_sql_profile_job_progress_counts_rows_of_the_estimate(
+    make_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    import sqlite3
+
+    rows = 250_000
+    database = tmp_path / "shop.sqlite"
+    with sqlite3.connect(database) as conn:
+        conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, amount REAL, note TEXT)")
+        conn.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+            "INSERT INTO orders SELECT i, i * 0.5, 'order ' || (i % 97) FROM n", (rows,))
+        conn.execute("CREATE TABLE tiny (a TEXT)")
+        conn.execute("INSERT INTO tiny VALUES ('x')")
+    server = make_server(data_roots=[tmp_path])
+    admin = server.session()
+    source = create_source(admin, "progress-sql", "SQL", f"sqlite:///{database}")
+    seen = _watch(admin, start_job(admin, source["key"])["key"])
+    final = seen[-1]
+    assert final["state"] == "SUCCEEDED", final
+    # SQLite's estimate is the largest rowid: exact here
+    assert (final["workUnit"], final["workTotal"], final["workDone"]) == ("rows", rows + 1,
+                                                                          rows + 1)
+    done = [j["workDone"] for j in seen if j["state"] == "RUNNING" and j["workTotal"]]
+    assert done == sorted(done) and all(d <= rows + 1 for d in done)
