@@ -10,7 +10,6 @@ What a job does is in :mod:`catalog_nb.server.job_work`.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +27,7 @@ from catalog_nb.server.job_work import (
     Work,
 )
 from catalog_nb.server.profiling.connect import redact
+from catalog_nb.server.profiling.threads import run_in_background
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import jobs as job_store
@@ -113,7 +113,10 @@ def heartbeat(store: Store, key: str, seconds: float) -> Iterator[None]:
 class JobRunner:
     """The service's job workers: ``settings.job_workers`` daemon threads and a heartbeat.
 
-    Jobs of one data source never run at the same time in one process (a per-source lock).
+    Jobs of one data source never run at the same time in one process, and they never hold a
+    worker while they wait: a free worker takes the oldest waiting job whose source has no job
+    running, so jobs on one source never keep a job on another from starting (sources are
+    served in the order their jobs arrived, never one source's backlog first).
     The runner opens a store of its own on the same database: background work never takes
     connections from the pool that serves requests. That pool is sized for the runner's own
     threads (each worker and the heartbeat, one nested connection each at most), so an idle
@@ -126,11 +129,12 @@ class JobRunner:
         self.store = Store(store.url, busy_timeout=store.busy_timeout, pool_size=threads,
                            max_overflow=threads, application_name="catalog-nb jobs")
         self.settings = settings
-        self._queue: queue.Queue[str] = queue.Queue()
         self._lock = threading.Lock()
-        self._pending: set[str] = set()
+        self._ready = threading.Condition(self._lock)
+        # (job key, its source's key) in arrival order; the sources with a job running
+        self._waiting: list[tuple[str, str]] = []
         self._running: set[str] = set()
-        self._source_locks: dict[str, threading.Lock] = {}
+        self._busy_sources: set[str] = set()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -153,16 +157,22 @@ class JobRunner:
         return self
 
     def submit(self, key: str) -> None:
-        """Run the QUEUED job ``key`` when a worker is free."""
-        with self._lock:
-            if key in self._pending or key in self._running:
+        """Run the QUEUED job ``key`` when a worker is free and its source has no job running."""
+        with self.store.read() as conn:
+            job = job_store.find(conn, key)
+        if job is None:
+            return
+        with self._ready:
+            if key in self._running or any(k == key for k, _ in self._waiting):
                 return
-            self._pending.add(key)
-        self._queue.put(key)
+            self._waiting.append((key, str(job["data_source_key"])))
+            self._ready.notify()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Ask the workers to stop after their current resource, and wait up to ``timeout``."""
         self._stop.set()
+        with self._ready:
+            self._ready.notify_all()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -173,32 +183,41 @@ class JobRunner:
         with self._lock:
             return set(self._running)
 
+    def _next(self) -> tuple[str, str] | None:
+        """The oldest waiting job whose source is free (taken off the list), else None."""
+        for index, (key, source) in enumerate(self._waiting):
+            if source not in self._busy_sources:
+                del self._waiting[index]
+                return key, source
+        return None
+
     def _work(self) -> None:
         while not self._stop.is_set():
-            try:
-                key = self._queue.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            with self._lock:
-                self._pending.discard(key)
+            with self._ready:
+                picked = self._next()
+                if picked is None:
+                    self._ready.wait(timeout=0.2)
+                    continue
+                key, source = picked
                 self._running.add(key)
+                self._busy_sources.add(source)
             try:
                 self._run(key)
             except Exception:
                 log.exception("the worker failed on job %s", key)
             finally:
-                with self._lock:
+                with self._ready:
                     self._running.discard(key)
+                    self._busy_sources.discard(source)
+                    self._ready.notify_all()  # a job of that source may wait for it
 
     def _run(self, key: str) -> None:
         with self.store.read() as conn:
             job = job_store.find(conn, key)
         if job is None or job["state"] != JobState.QUEUED.value:
             return
-        with self._lock:
-            lock = self._source_locks.setdefault(str(job["data_source_key"]), threading.Lock())
-        with lock:
-            run_job(self.store, self.settings, key, should_stop=self._stop.is_set)
+        run_in_background()
+        run_job(self.store, self.settings, key, should_stop=self._stop.is_set)
 
     def _beat(self) -> None:
         sweep_every = max(self.settings.job_heartbeat_seconds, self.settings.job_stale_seconds / 2)

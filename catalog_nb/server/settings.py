@@ -67,7 +67,9 @@ class Settings(BaseSettings):
     )
     build: str = Field(default="local", description="Build identifier reported by /version.")
     job_workers: int = Field(
-        default=1, ge=1, le=32, description="Background threads that run browse/profile jobs."
+        default=2, ge=1, le=32,
+        description="Background threads that run browse/profile jobs (jobs of one source run "
+        "one after another; a job on another source takes a free thread).",
     )
     search_page_max: int = Field(
         default=100, ge=1, le=10_000, description="Largest page /search/new and /search/page give."
