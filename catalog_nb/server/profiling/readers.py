@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
@@ -219,9 +219,13 @@ def csv_chunks(
 
 
 def _text_bytes(batch: pa.RecordBatch) -> int:
-    """About how many bytes of a delimited file a batch of its text columns came from."""
-    text = sum(pc.sum(pc.binary_length(column)).as_py() or 0 for column in batch.columns)
-    return int(text) + batch.num_rows * max(1, batch.num_columns)
+    """About how many bytes of a delimited file a batch of its text columns came from: the
+    span of each column's offsets (no pass over the values) plus one separator per field."""
+    text = 0
+    for column in batch.columns:
+        offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)
+        text += int(offsets[column.offset + len(column)] - offsets[column.offset])
+    return text + batch.num_rows * max(1, batch.num_columns)
 
 
 def read_ahead(chunks: Iterator[_T], depth: int = 1) -> Iterator[_T]:
