@@ -70,32 +70,28 @@ class CountingSqliteConnection(sqlite3.Connection):
         return super().cursor(factory)
 
 
-class CountingPgCursor(psycopg.Cursor[Any]):
+class _CountingPg:
+    """What psycopg's client-side and server-side cursors return, counted (a mixin)."""
+
     def fetchone(self) -> Any:
-        return _one(super().fetchone())
+        return _one(super().fetchone())  # type: ignore[misc]
 
     def fetchmany(self, size: int = 0) -> list[Any]:
-        return Fetched.add(super().fetchmany(size))
+        return Fetched.add(super().fetchmany(size))  # type: ignore[misc]
 
     def fetchall(self) -> list[Any]:
-        return Fetched.add(super().fetchall())
+        return Fetched.add(super().fetchall())  # type: ignore[misc]
 
     def __next__(self) -> Any:
-        return _one(super().__next__())
+        return _one(super().__next__())  # type: ignore[misc]
 
 
-class CountingPgServerCursor(psycopg.ServerCursor[Any]):
-    def fetchone(self) -> Any:
-        return _one(super().fetchone())
+class CountingPgCursor(_CountingPg, psycopg.Cursor[Any]):
+    pass
 
-    def fetchmany(self, size: int = 0) -> list[Any]:
-        return Fetched.add(super().fetchmany(size))
 
-    def fetchall(self) -> list[Any]:
-        return Fetched.add(super().fetchall())
-
-    def __next__(self) -> Any:
-        return _one(super().__next__())
+class CountingPgServerCursor(_CountingPg, psycopg.ServerCursor[Any]):
+    pass
 
 
 def _build_sqlite(path: Path) -> None:
