@@ -11,8 +11,9 @@
   ``suggestionsUpdated``, ``suggestionsUnchanged``, ``suggestionsWithdrawn``, ``rejectedKept``,
   ``acceptedKept``, ``fieldsExamined``, ``resourcesExamined``, ``discoveryErrors``).
 * Both end with join and lineage discovery across the catalog
-  (:mod:`catalog_nb.server.discovery.relations`), unless ``relations_after_profile`` is off
-  for PROFILE jobs.
+  (:mod:`catalog_nb.server.discovery.relations`): a DISCOVER job recomputes every relationship,
+  a PROFILE job only those of the resources it profiled (incremental), unless
+  ``relations_after_profile`` is off.
 * A **PROFILE** job ends with discovery over what it profiled, and over the resources of its
   scope profiled since their last discovery (a job stopped in between). Its resource counts stay
   those of profiling; the discovery counts are added, discovery's errors join the job's errors
@@ -123,13 +124,14 @@ class DiscoverySteps:
             return "Tag discovery failed; see the job's errors."
         return report.summary()
 
-    def _discover_relations(self) -> str:
-        """Joins and lineage across the catalog (see :mod:`...discovery.relations`).
+    def _discover_relations(self, changed: set[str] | None = None) -> str:
+        """Joins and lineage across the catalog (see :mod:`...discovery.relations`): all of
+        them, or incrementally for the ``changed`` resources (what a PROFILE job profiled).
 
         Their counts join the job's; a failure is one of the job's errors, never its end.
         """
         try:
-            report = discover_relations(self.store, self.settings, self._check_stop)
+            report = discover_relations(self.store, self.settings, self._check_stop, changed)
         except JobStopped:
             raise
         except Exception as exc:

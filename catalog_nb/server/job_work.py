@@ -179,7 +179,7 @@ class Work(DiscoverySteps):
                 if self.settings.discovery_after_profile:
                     message += " " + self._discover_after_profile()
                 if self.settings.relations_after_profile:
-                    message += " " + self._discover_relations()
+                    message += " " + self._discover_relations(self._profiled)
                 return message
             return self._browse_message()
         finally:

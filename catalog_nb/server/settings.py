@@ -102,7 +102,8 @@ class Settings(BaseSettings):
 
     relations_after_profile: bool = Field(
         default=True,
-        description="Rediscover joins and lineage across the catalog after each PROFILE job.",
+        description="Discover the joins and lineage of what each PROFILE job profiled "
+        "against the whole catalog (a DISCOVER job reruns it for everything).",
     )
     join_min_containment: float = Field(
         default=0.8, ge=0.0, le=1.0,

@@ -167,10 +167,14 @@ def test_rerunning_replaces_instead_of_adding(lake_server: Server) -> None:
 
 def test_settings_decide_what_is_kept(lake_server: Server) -> None:
     """Stricter settings keep fewer joins (computed without touching the store)."""
+    from catalog_nb.server.discovery.sketch_index import SketchIndex
     from catalog_nb.server.store import joins as join_store
 
+    index = SketchIndex()
     with lake_server.store.read() as conn:
-        rows, tables = join_store.profiled_fields(conn), join_store.sql_tables(conn)
+        index.sync(conn)
+        tables = join_store.sql_tables(conn)
+    rows = index.field_rows()
     loose, _ = joins.find(rows, tables, Settings())
     strict, report = joins.find(rows, tables, Settings(join_min_containment=0.99,
                                                        join_min_distinct=200))

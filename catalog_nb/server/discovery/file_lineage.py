@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,7 @@ import numpy as np
 
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.discovery.relation_report import StepReport
+from catalog_nb.server.discovery.sketch_index import SketchIndex, index_for
 from catalog_nb.server.profiling.sketch import ValueSketch
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
@@ -150,12 +151,16 @@ class Candidate:
 
 
 def _field(resource: str, row: Mapping[str, Any]) -> Field | None:
-    try:
-        # Without the raw sample: rebuilding its map re-hashes every sample value, and lineage
-        # needs only the hashes (most of the step's time went there).
-        sketch = ValueSketch.from_dict({**row["sketch"], "sample": []})
-    except (ValueError, KeyError, TypeError):
-        return None  # a sketch of another algorithm, or damaged: nothing to compare
+    stored = row["sketch"]
+    if isinstance(stored, ValueSketch):
+        sketch = stored
+    else:
+        try:
+            # Without the raw sample: rebuilding its map re-hashes every sample value, and
+            # lineage needs only the hashes.
+            sketch = ValueSketch.from_dict(stored, with_sample=False)
+        except (ValueError, KeyError, TypeError):
+            return None  # a sketch of another algorithm, or damaged: nothing to compare
     properties = row.get("properties") or {}
     distinct = properties.get("distinctCount")
     estimate = float(distinct) if isinstance(distinct, int | float) else sketch.distinct_count()
@@ -164,7 +169,9 @@ def _field(resource: str, row: Mapping[str, Any]) -> Field | None:
 
 
 def load(rows: Iterable[Mapping[str, Any]]) -> list[Resource]:
-    """Candidate resources from :func:`catalog_nb.server.store.lineage.inference_candidates`."""
+    """Candidate resources from rows ``key, path, resource_type, row_count,
+    time_of_resource_change, fields`` (``fields``: ``name, data_type, properties, sketch``, the
+    sketch stored or decoded)."""
     found = []
     for row in rows:
         resource = Resource(str(row["key"]), str(row["path"]), str(row["resource_type"]),
@@ -173,6 +180,20 @@ def load(rows: Iterable[Mapping[str, Any]]) -> list[Resource]:
                            if f is not None]
         found.append(resource)
     return found
+
+
+def from_index(index: SketchIndex) -> list[Resource]:
+    """The candidate resources held by the sketch index: current (not MISSING) files,
+    collections, tables and views profiled without error, never a collection's member."""
+    rows = [
+        {**resource.row, "fields": [f for f in resource.fields if f["sketch"] is not None]}
+        for resource in index.resources.values()
+        if resource.row["resource_type"] in _DERIVED_TYPES | _SQL_TYPES
+        and resource.row["status"] != "MISSING" and resource.row["collection_key"] is None
+        and resource.row["resource_state"] == "OK"
+    ]
+    rows.sort(key=lambda r: (r["data_source_key"], r["path"]))
+    return load(rows)
 
 
 def direction(upstream: Resource, downstream: Resource) -> str | None:
@@ -219,21 +240,34 @@ class Inference:
         self.hashes = every[order]
         self.hash_field = ids[order]
 
-    def _containment(self, item: Field) -> tuple[np.ndarray, np.ndarray]:
-        """The containment of ``item`` in every field of the catalog, and the number of
-        hashes each estimate rests on."""
-        left = np.searchsorted(self.hashes, item.hashes, side="left")
-        right = np.searchsorted(self.hashes, item.hashes, side="right")
+    def _hits(self, hashes: np.ndarray) -> np.ndarray:
+        """How many of ``hashes`` every field of the catalog holds."""
+        left = np.searchsorted(self.hashes, hashes, side="left")
+        right = np.searchsorted(self.hashes, hashes, side="right")
         lengths = right - left
         total = int(lengths.sum())
         ends = np.cumsum(lengths)
         positions = np.arange(total) - np.repeat(ends - lengths, lengths) + np.repeat(left, lengths)
-        hits = np.bincount(self.hash_field[positions], minlength=len(self.fields))
+        return np.bincount(self.hash_field[positions], minlength=len(self.fields))
+
+    def _containment(self, item: Field) -> tuple[np.ndarray, np.ndarray]:
+        """The containment of ``item`` in every field of the catalog, and the number of
+        hashes each estimate rests on."""
+        hits = self._hits(item.hashes)
         limits = np.minimum(self.thresholds, np.uint64(item.threshold))
         samples = np.searchsorted(item.hashes, limits, side="right")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shares = np.where(samples > 0, hits / np.maximum(samples, 1), 0.0)
-        return shares, samples
+        return _shares(hits, samples), samples
+
+    def _contained_in(self, host: Field) -> tuple[np.ndarray, np.ndarray]:
+        """The containment of every field of the catalog in ``host``, and the number of
+        hashes each estimate rests on: a field's hashes under the smaller of the two
+        thresholds, which is all of them unless ``host``'s threshold is the smaller, so the
+        catalog's hashes up to ``host``'s threshold (a prefix of the sorted array) count them
+        all at once."""
+        hits = self._hits(host.hashes)
+        below = int(np.searchsorted(self.hashes, np.uint64(host.threshold), side="right"))
+        samples = np.bincount(self.hash_field[:below], minlength=len(self.fields))
+        return _shares(hits, samples), samples
 
     def _allowed(self, item: Field) -> np.ndarray:
         """Which fields of the catalog may match ``item`` at all: compatible types, and the same
@@ -300,11 +334,12 @@ class Inference:
             found.append(Candidate(source, derived, matches, len(valued), share * mean, how))
         return found
 
-    def candidates(self) -> list[Candidate]:
-        """The best candidate sources of every derivable resource (ties kept)."""
+    def candidates(self, only: Collection[str] | None = None) -> list[Candidate]:
+        """The best candidate sources of every derivable resource (ties kept); with ``only``,
+        of those resources alone (keys)."""
         kept: list[Candidate] = []
         for index, derived in enumerate(self.resources):
-            if not derived.derivable:
+            if not derived.derivable or (only is not None and derived.key not in only):
                 continue
             found = self._for(index)
             if not found:
@@ -312,6 +347,43 @@ class Inference:
             best = max(c.score for c in found)
             kept.extend(c for c in found if c.score >= best - TIE)
         return kept
+
+    def reachable(self, changed: Collection[str]) -> set[str]:
+        """The derivable resources that ``changed`` resources may be a source of: the changed
+        ones themselves, and those with enough fields matched in a changed resource's fields
+        (the field rule of :meth:`_for`, counted from the changed side: each changed field's
+        containment of every field of the catalog costs a few vector operations), so the
+        rest of the catalog is never compared.
+        """
+        found = {r.key for r in self.resources if r.key in changed and r.derivable}
+        hosts = [f for r in self.resources if r.key in changed for f in r.fields if len(f.hashes)]
+        if not hosts:
+            return found
+        sizes = np.array([len(f.hashes) for f in self.fields], dtype=np.int64)
+        distinct = np.array([f.distinct for f in self.fields])
+        matched = np.zeros(len(self.fields), dtype=bool)
+        for host in hosts:
+            shares, samples = self._contained_in(host)
+            allowed = self.compatible.get(host.data_type)
+            if allowed is None:
+                allowed = np.array([compatible(host.data_type, o) for o in self.types], dtype=bool)
+            named = (distinct >= self.min_distinct) | (self.names == host.name.casefold())
+            matched |= (allowed & named & (shares >= self.min_containment)
+                        & (samples >= np.minimum(MIN_SAMPLE, sizes)) & (sizes > 0))
+        counts = np.add.reduceat(matched.astype(np.int64), self.starts)
+        for index, resource in enumerate(self.resources):
+            if not resource.derivable or resource.key in changed:
+                continue
+            valued = sum(1 for f in resource.fields if len(f.hashes))
+            needed = max(MIN_MATCHED_FIELDS, math.ceil(MIN_FIELD_SHARE * valued - 1e-9))
+            if valued >= MIN_MATCHED_FIELDS and counts[index] >= needed:
+                found.add(resource.key)
+        return found
+
+
+def _shares(hits: np.ndarray, samples: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(samples > 0, hits / np.maximum(samples, 1), 0.0)
 
 
 def _ancestors(start: str, parents: Mapping[str, Iterable[str]]) -> set[str]:
@@ -348,15 +420,35 @@ def direct_only(candidates: Sequence[Candidate],
     return kept
 
 
-def infer(store: Store, settings: Settings) -> StepReport:
-    """Recompute every INFERRED edge from the stored sketches, replacing the earlier ones."""
-    with store.read() as conn:
-        resources = load(lineage_store.inference_candidates(conn))
-        factual = lineage_store.edge_pairs(conn, FACTUAL)
+def infer(store: Store, settings: Settings, changed: Set[str] | None = None) -> StepReport:
+    """Infer the catalog's INFERRED edges from the sketches and store them: all of them
+    (``changed`` is None: a DISCOVER job), or only the edges into the resources the
+    ``changed`` ones may now be a source of, or were (what a PROFILE job ends with; see
+    :meth:`Inference.reachable`). Every other stored edge stays."""
+    with index_for(store).held() as index:
+        with store.read() as conn:
+            index.sync(conn, changed or ())
+            factual = lineage_store.edge_pairs(conn, FACTUAL)
+            stored = lineage_store.edge_pairs(conn, INFERRED) if changed is not None else []
+        resources = from_index(index)
     inference = Inference(resources, settings.lineage_min_containment,
                           settings.join_min_distinct)
-    edges = [c.edge() for c in direct_only(inference.candidates(), factual)]
+    if changed is None:
+        edges = [c.edge() for c in direct_only(inference.candidates(), factual)]
+        with store.write() as conn:
+            count = lineage_store.replace_edges(conn, INFERRED, edges)
+        summary = f"File lineage: {count} inferred edges." if resources else ""
+        return StepReport(counts={"inferredEdges": count}, summary=summary)
+    known = {r.key for r in inference.resources}
+    # Edges from or into a changed resource, or naming one that is no longer a candidate.
+    redo = inference.reachable(changed) | {
+        down for up, down in stored if up in changed or up not in known or down in changed
+        or down not in known}
+    others = [(up, down) for up, down in stored if down not in redo]
+    found = direct_only(inference.candidates(redo), [*factual, *others])
+    edges = [c.edge() for c in found]
     with store.write() as conn:
-        stored = lineage_store.replace_edges(conn, INFERRED, edges)
-    summary = f"File lineage: {stored} inferred edges." if resources else ""
-    return StepReport(counts={"inferredEdges": stored}, summary=summary)
+        count = lineage_store.replace_edges_into(conn, INFERRED, edges, redo)
+    summary = (f"File lineage: {count} inferred edges into {len(redo)} resource(s) the "
+               f"changed ones may feed." if redo else "")
+    return StepReport(counts={"inferredEdgesChanged": count}, summary=summary)

@@ -40,13 +40,15 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from catalog_nb.server.discovery import builtin
 from catalog_nb.server.discovery.relation_report import StepReport
+from catalog_nb.server.discovery.sketch_index import index_for, wordy
 from catalog_nb.server.profiling.sketch import ValueSketch
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
@@ -59,12 +61,12 @@ log = logging.getLogger(__name__)
 KEY_TYPES = frozenset({"STRING", "LONG"})
 #: Text longer than this (at its longest) is content, not a key.
 MAX_KEY_LENGTH = 64
-#: Share of sampled values with a blank above which text is names or prose, not keys.
-MAX_WORDY_SHARE = 0.5
 #: Fields sharing fewer hashes are never compared.
 MIN_SHARED = 3
 #: Hashes held by more fields than this are not counted when pairing fields.
 MAX_POSTING = 200
+#: Pairs of hash runs counted per step of :func:`candidate_pairs` (bounds its memory).
+PAIR_CHUNK = 2_000_000
 #: Least number of hashes a containment estimate must rest on; fewer will do when the names
 #: agree (a few dozen top customers against thousands: only a handful of their hashes fall
 #: under the large side's threshold).
@@ -171,7 +173,9 @@ def _number(value: Any) -> float | None:
 def key_field(row: Mapping[str, Any], min_distinct: int) -> KeyField | None:
     """The field as a join key candidate, or None when it cannot be one (see module doc).
 
-    Raises ValueError for a sketch that cannot be read.
+    ``row["sketch"]`` is the stored form or a decoded :class:`ValueSketch` (then ``row``
+    says whether its sample is ``wordy``: see :mod:`.sketch_index`). Raises ValueError for a
+    sketch that cannot be read.
     """
     if row["data_type"] not in KEY_TYPES or not row["sketch"]:
         return None
@@ -183,14 +187,16 @@ def key_field(row: Mapping[str, Any], min_distinct: int) -> KeyField | None:
         longest = _number(props.get("maxLength"))
         if longest is not None and longest > MAX_KEY_LENGTH:
             return None
-    sketch = ValueSketch.from_dict(row["sketch"])
+    stored = row["sketch"]
+    if isinstance(stored, ValueSketch):
+        sketch, prose = stored, bool(row.get("wordy"))
+    else:
+        sketch = ValueSketch.from_dict(stored, with_sample=False)
+        prose = wordy([str(v) for v in stored.get("sample") or []])
     if len(sketch.hashes) == 0:
         return None
-    if row["data_type"] == "STRING":
-        sample = sketch.sample
-        wordy = sum(1 for v in sample if " " in v.strip())
-        if sample and wordy / len(sample) > MAX_WORDY_SHARE:
-            return None
+    if row["data_type"] == "STRING" and prose:
+        return None
     if row["data_type"] == "LONG" and MEASURE_TOKENS & {_singular(w) for w in _words(row["name"])}:
         return None
     distinct = _number(props.get("distinctCount"))
@@ -212,23 +218,69 @@ def key_field(row: Mapping[str, Any], min_distinct: int) -> KeyField | None:
     )
 
 
-def candidate_pairs(fields: Sequence[KeyField]) -> list[tuple[int, int]]:
-    """Pairs of fields (indexes into ``fields``) of different resources sharing at least
-    :data:`MIN_SHARED` hashes, from an inverted index over their sketches."""
-    postings: dict[int, list[int]] = defaultdict(list)
-    for position, item in enumerate(fields):
-        for h in item.sketch.hashes.tolist():
-            postings[h].append(position)
-    shared: Counter[tuple[int, int]] = Counter()
-    for listed in postings.values():
-        if len(listed) < 2 or len(listed) > MAX_POSTING:
-            continue
-        for i, a in enumerate(listed):
-            owner = fields[a].resource_key
-            for b in listed[i + 1:]:
-                if fields[b].resource_key != owner:
-                    shared[(a, b)] += 1
-    return sorted(pair for pair, count in shared.items() if count >= MIN_SHARED)
+def _group_pairs(ids: np.ndarray, starts: np.ndarray, sizes: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair ``(ids[i], ids[j])``, ``i < j``, inside each group ``[start, start + size)``
+    of ``ids`` (all groups at once: no Python loop over groups)."""
+    elements = int(sizes.sum())
+    position = np.repeat(starts, sizes) + np.arange(elements) - np.repeat(
+        np.cumsum(sizes) - sizes, sizes)
+    # Each element pairs with the members after it in its group.
+    after = np.repeat(starts + sizes - 1, sizes) - position
+    first = np.repeat(position, after)
+    offset = np.arange(int(after.sum())) - np.repeat(np.cumsum(after) - after, after) + 1
+    return ids[first], ids[first + offset]
+
+
+def candidate_pairs(fields: Sequence[KeyField], focus: Set[str] | None = None,
+                    ) -> list[tuple[int, int]]:
+    """Pairs ``(a, b)``, ``a < b``, of fields (indexes into ``fields``) of different resources
+    sharing at least :data:`MIN_SHARED` hashes; with ``focus``, only the pairs with a side in
+    one of those resources.
+
+    The inverted index is one sorted array of every field's hashes: the fields holding a hash
+    are a run in it, pairs come from the runs (of at most :data:`MAX_POSTING` fields) and are
+    counted with ``np.unique``, in chunks of about :data:`PAIR_CHUNK` pairs so memory stays
+    bounded whatever the catalog.
+    """
+    if not fields:
+        return []
+    sizes = np.array([len(f.sketch.hashes) for f in fields], dtype=np.int64)
+    every = np.concatenate([f.sketch.hashes for f in fields])
+    ids = np.repeat(np.arange(len(fields), dtype=np.int64), sizes)
+    order = np.argsort(every, kind="stable")  # stable: ids ascend within a run
+    every, ids = every[order], ids[order]
+    hashes, starts, counts = np.unique(every, return_index=True, return_counts=True)
+    keep = (counts >= 2) & (counts <= MAX_POSTING)
+    mine = np.array([focus is not None and f.resource_key in focus for f in fields], dtype=bool)
+    if focus is not None:
+        focus_hashes = np.unique(np.concatenate(
+            [f.sketch.hashes for f, m in zip(fields, mine, strict=True) if m] or [every[:0]]))
+        keep &= np.isin(hashes, focus_hashes, assume_unique=True)
+    starts, counts = starts[keep], counts[keep]
+    owner = np.unique([f.resource_key for f in fields], return_inverse=True)[1]
+    found_codes, found_counts = [], []
+    runs = np.cumsum(counts * (counts - 1) // 2)
+    low = 0
+    while low < len(starts):
+        done = int(runs[low - 1]) if low else 0
+        high = max(int(np.searchsorted(runs, done + PAIR_CHUNK, side="right")), low + 1)
+        left, right = _group_pairs(ids, starts[low:high], counts[low:high])
+        low = high
+        wanted = owner[left] != owner[right]
+        if focus is not None:
+            wanted &= mine[left] | mine[right]
+        unique, tally = np.unique(left[wanted] * len(fields) + right[wanted],
+                                  return_counts=True)
+        found_codes.append(unique)
+        found_counts.append(tally)
+    if not found_codes:
+        return []
+    codes, inverse = np.unique(np.concatenate(found_codes), return_inverse=True)
+    totals = np.bincount(inverse, weights=np.concatenate(found_counts))
+    chosen = codes[totals >= MIN_SHARED]
+    return list(zip((chosen // len(fields)).tolist(), (chosen % len(fields)).tolist(),
+                    strict=True))
 
 
 def _range_explained(inner: KeyField, outer: KeyField, share: float) -> bool:
@@ -349,16 +401,19 @@ def _sides(c: NewCondition) -> frozenset[tuple[str, tuple[str, ...]]]:
 
 def find(rows: Sequence[Mapping[str, Any]], tables: Sequence[Mapping[str, Any]],
          settings: Settings, attributes: Set[tuple[str, str]] = frozenset(),
-         ) -> tuple[list[NewCondition], StepReport]:
+         focus: Set[str] | None = None) -> tuple[list[NewCondition], StepReport]:
     """Declared and discovered conditions over profiled ``rows`` (``store.joins`` shapes);
     pure, so it can be measured and tested without a store. ``attributes``: ``(resource key,
     field)`` of fields tagged as personal attributes (:data:`ATTRIBUTE_TAGS`), which take part
-    in declared keys only."""
+    in declared keys only. With ``focus`` (resource keys), only the discovered conditions with
+    a side in those resources are returned (the declared ones are always all returned)."""
     report = StepReport()
     fields: list[KeyField] = []
     all_sketched: dict[tuple[str, str], KeyField] = {}
     for row in rows:
         try:
+            if row.get("error"):
+                raise ValueError(row["error"])
             # Keys of declared constraints need their sketch whatever their distinct count.
             item = key_field(row, settings.join_min_distinct)
             if item is None and row["data_type"] in KEY_TYPES and row["sketch"]:
@@ -377,36 +432,48 @@ def find(rows: Sequence[Mapping[str, Any]], tables: Sequence[Mapping[str, Any]],
     conditions, unknown = declared(tables, all_sketched)
     taken = {_sides(c) for c in conditions}
     discovered: list[NewCondition] = []
-    for a, b in candidate_pairs(fields):
+    for a, b in candidate_pairs(fields, focus):
         found = compare(fields[a], fields[b], settings.join_min_containment)
         if found is not None and _sides(found) not in taken:
             taken.add(_sides(found))
             discovered.append(found)
     discovered.sort(key=lambda c: (-c.score, c.left_key, c.right_key, c.signature))
     report.counts = {"joinsDeclared": len(conditions), "joinsDiscovered": len(discovered)}
+    over = (f"{len(fields)} key fields" if focus is None else
+            f"the key fields of {len(focus)} changed resource(s) against {len(fields)}")
     report.summary = (f"Joins: {len(conditions)} declared, {len(discovered)} discovered"
-                      f" over {len(fields)} key fields.")
+                      f" over {over}.")
     if unknown:
         report.summary += f" {unknown} declared key(s) name a table the catalog does not know."
     return conditions + discovered, report
 
 
-def discover(store: Store, settings: Settings) -> StepReport:
-    """Rediscover every join condition of the catalog and replace the stored ones.
+def discover(store: Store, settings: Settings, changed: Set[str] | None = None) -> StepReport:
+    """Rediscover the catalog's join conditions and store them: all of them (``changed`` is
+    None: a DISCOVER job), or only those with a side in the ``changed`` resources, compared
+    against every other field through the inverted index (what a PROFILE job ends with);
+    the declared keys are re-read either way. Conditions between two unchanged resources are
+    kept as stored.
 
-    Example (what a PROFILE job does at its end)::
+    Example (what a PROFILE job that profiled one file does at its end)::
 
-        report = discover(store, settings)
-        report.counts  # {"joinsDeclared": 5, "joinsDiscovered": 73}
+        report = discover(store, settings, changed={"3f2a..."})
+        report.counts  # {"joinsDeclared": 5, "joinsDiscovered": 4}
     """
     started = time.perf_counter()
-    with store.read() as conn:
-        rows = join_store.profiled_fields(conn)
-        tables = join_store.sql_tables(conn)
-        attributes = join_store.tagged_fields(conn, ATTRIBUTE_TAGS, builtin.SOURCE_NAME)
-    conditions, report = find(rows, tables, settings, attributes)
+    with index_for(store).held() as index:
+        with store.read() as conn:
+            index.sync(conn, changed or ())
+            tables = join_store.sql_tables(conn)
+            attributes = join_store.tagged_fields(conn, ATTRIBUTE_TAGS, builtin.SOURCE_NAME)
+        conditions, report = find(index.field_rows(), tables, settings, attributes, changed)
     with store.write() as conn:
-        join_store.replace_all(conn, conditions)
+        if changed is None:
+            join_store.replace_all(conn, conditions)
+        else:
+            join_store.replace_touching(conn, conditions, changed)
+    if changed is not None:
+        report.counts = {"joinsDeclared": report.counts["joinsDeclared"],
+                         "joinsDiscoveredChanged": report.counts["joinsDiscovered"]}
     log.info("join discovery: %s (%.2f s)", report.summary, time.perf_counter() - started)
     return report
-

@@ -309,8 +309,12 @@ class ValueSketch:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ValueSketch:
-        """Rebuild a sketch from :meth:`to_dict`, of version 2 or 1 (ValueError otherwise)."""
+    def from_dict(cls, data: dict[str, Any], *, with_sample: bool = True) -> ValueSketch:
+        """Rebuild a sketch from :meth:`to_dict`, of version 2 or 1 (ValueError otherwise).
+
+        ``with_sample=False`` leaves the raw sample out: comparisons need only the hashes, and
+        restoring the sample re-hashes every value in it (most of the cost of reading one).
+        """
         algorithm = data.get("algorithm")
         if algorithm not in _VERSIONS or data.get("version") != _VERSIONS[algorithm]:
             raise ValueError(
@@ -321,6 +325,8 @@ class ValueSketch:
         sketch = cls(k=int(data["k"]), sample_limit=int(data.get("sampleLimit", DEFAULT_SAMPLE)),
                      algorithm=str(algorithm))
         sketch.hashes = np.sort(hashes)
+        if not with_sample:
+            return sketch
         # The sample values are the smallest hashes' values, so re-hashing them restores the map.
         texts = [str(t) for t in data.get("sample", [])]
         if algorithm == V1_ALGORITHM:

@@ -1,7 +1,8 @@
 """Join conditions: what join discovery reads and writes, and the reads behind the wire forms.
 
-Discovery (``discovery.joins``) reads every profiled field with its value sketch and the
-declared foreign keys of SQL tables, and replaces all conditions in one transaction. The reads
+Discovery (``discovery.joins``) reads the profiled fields' value sketches through the sketch
+index (``store.sketches``) and the declared foreign keys of SQL tables here, and replaces all
+conditions, or those of the resources that changed, in one transaction. The reads
 for people apply the caller's visibility in SQL: a condition is only returned when both of its
 resources are visible (``key IN (visible keys)`` on each side), so a hidden resource is never
 named and never counted. Each read is a fixed number of queries whatever the number of
@@ -49,28 +50,11 @@ A, T, D = tag_associations, tags, tag_domains
 DECLARED = "DECLARED"
 DISCOVERED = "DISCOVERED"
 ORIGINS = (DECLARED, DISCOVERED)
+#: Resource keys per ``IN`` list.
+_CHUNK = 500
 
 
 # --------------------------------------------------------------------------- discovery side
-
-
-def profiled_fields(conn: Connection) -> list[dict[str, Any]]:
-    """Every field that has a value sketch, with its resource's key, source, path and type.
-
-    Members of a collection are left out: the collection stands for them (and they carry no
-    fields of their own).
-    """
-    query = (
-        select(F.c.resource_key, F.c.name, F.c.data_type, F.c.properties, F.c.sketch,
-               R.c.data_source_key, R.c.path, R.c.name.label("resource_name"),
-               R.c.resource_type, R.c.table_name)
-        .join(R, R.c.key == F.c.resource_key)
-        .where(F.c.sketch.is_not(None), R.c.collection_key.is_(None))
-        .order_by(F.c.resource_key, F.c.position)
-    )
-    result = conn.execute(query)
-    names = list(result.keys())
-    return [dict(zip(names, row, strict=True)) for row in result]
 
 
 def tagged_fields(conn: Connection, external_ids: Iterable[str],
@@ -138,10 +122,30 @@ def replace_all(conn: Connection, conditions: Sequence[NewCondition]) -> None:
     since discovery read the catalog).
     """
     conn.execute(delete(J).where(J.c.origin.in_(ORIGINS)))
+    _insert(conn, conditions)
+
+
+def replace_touching(conn: Connection, conditions: Sequence[NewCondition],
+                     changed: Iterable[str]) -> None:
+    """Replace every DECLARED condition, and the DISCOVERED ones with a side in ``changed``,
+    by ``conditions`` (caller's transaction): what incremental discovery found."""
+    conn.execute(delete(J).where(J.c.origin == DECLARED))
+    keys = sorted(set(changed))
+    for start in range(0, len(keys), _CHUNK):
+        chunk = keys[start:start + _CHUNK]
+        conn.execute(delete(J).where(J.c.origin == DISCOVERED,
+                                     or_(J.c.left_key.in_(chunk), J.c.right_key.in_(chunk))))
+    _insert(conn, conditions)
+
+
+def _insert(conn: Connection, conditions: Sequence[NewCondition]) -> None:
     if not conditions:
         return
-    keys = {c.left_key for c in conditions} | {c.right_key for c in conditions}
-    existing = set(conn.execute(select(R.c.key).where(R.c.key.in_(sorted(keys)))).scalars())
+    keys = sorted({c.left_key for c in conditions} | {c.right_key for c in conditions})
+    existing: set[str] = set()
+    for start in range(0, len(keys), _CHUNK):
+        existing.update(conn.execute(
+            select(R.c.key).where(R.c.key.in_(keys[start:start + _CHUNK]))).scalars())
     now = now_ms()
     rows = [
         {

@@ -137,38 +137,6 @@ def sql_relations(conn: Connection, source_keys: Collection[str]) -> list[dict[s
     return relations
 
 
-def inference_candidates(conn: Connection) -> list[dict[str, Any]]:
-    """Profiled current resources that file lineage may link, with their sketched fields.
-
-    Rows: ``key, path, data_source_key, resource_type, row_count, time_of_resource_change,
-    fields`` where ``fields`` is ``[{name, data_type, properties, sketch}]`` in order, only
-    fields that have a value sketch. Files, collections, tables and views; never a collection's
-    members, MISSING resources or resources whose profiling failed.
-    """
-    query = (
-        select(R.c.key, R.c.path, R.c.data_source_key, R.c.resource_type, R.c.row_count,
-               R.c.time_of_resource_change)
-        .where(R.c.resource_type.in_(_FILE_TYPES + _SQL_TYPES), _current(),
-               R.c.resource_state == "OK", R.c.time_of_last_profile.is_not(None))
-        .order_by(R.c.data_source_key, R.c.path)
-    )
-    resources = {row["key"]: dict(row, fields=[]) for row in conn.execute(query).mappings()}
-    if not resources:
-        return []
-    rows = conn.execute(
-        select(F.c.resource_key, F.c.name, F.c.data_type, F.c.properties, F.c.sketch)
-        .join(R, R.c.key == F.c.resource_key)
-        .where(F.c.sketch.is_not(None), R.c.resource_type.in_(_FILE_TYPES + _SQL_TYPES),
-               _current())
-        .order_by(F.c.resource_key, F.c.position)
-    )
-    for key, name, data_type, properties, sketch in rows:
-        if key in resources and isinstance(sketch, dict):
-            resources[key]["fields"].append({"name": name, "data_type": data_type,
-                                             "properties": properties or {}, "sketch": sketch})
-    return list(resources.values())
-
-
 def edge_pairs(conn: Connection, lineage_type: str) -> list[tuple[str, str]]:
     """``(upstream, downstream)`` of every stored edge of one type."""
     query = select(E.c.upstream_key, E.c.downstream_key).where(E.c.lineage_type == lineage_type)
@@ -205,24 +173,11 @@ def replace_edges(
     one. Returns the number of edges stored.
     """
     _lock(conn)
-    keys = {e.upstream_key for e in edges} | {e.downstream_key for e in edges}
-    keys |= {s.resource_key for s in statuses or ()}
+    keys = {s.resource_key for s in statuses or ()}
     existing = _existing(conn, keys)
-    now = now_ms()
-    unique: dict[tuple[str, str], EdgeRecord] = {}
-    for edge in edges:
-        if (edge.upstream_key in existing and edge.downstream_key in existing
-                and edge.upstream_key != edge.downstream_key):
-            unique[(edge.upstream_key, edge.downstream_key)] = edge
     conn.execute(delete(E).where(E.c.lineage_type == lineage_type))
-    if unique:
-        conn.execute(insert(E), [
-            {"key": new_key(), "upstream_key": e.upstream_key,
-             "downstream_key": e.downstream_key, "lineage_type": lineage_type,
-             "field_lineage": e.field_lineage, "evidence": e.evidence, "score": e.score,
-             "created_ms": now, "changed_ms": now}
-            for e in unique.values()
-        ])
+    stored = _insert_edges(conn, lineage_type, edges)
+    now = now_ms()
     if statuses is not None:
         conn.execute(delete(LS))
         rows = {s.resource_key: s for s in statuses if s.resource_key in existing}
@@ -232,6 +187,39 @@ def replace_edges(
                  "computed_ms": now}
                 for s in rows.values()
             ])
+    return stored
+
+
+def replace_edges_into(conn: Connection, lineage_type: str, edges: Sequence[EdgeRecord],
+                       downstream: Iterable[str]) -> int:
+    """Replace the edges of ``lineage_type`` into the ``downstream`` resources by ``edges``
+    (those of incremental discovery; every other edge stays). Call inside one write
+    transaction; returns the number of edges stored."""
+    _lock(conn)
+    keys = sorted(set(downstream) | {e.downstream_key for e in edges})
+    for start in range(0, len(keys), 500):
+        conn.execute(delete(E).where(E.c.lineage_type == lineage_type,
+                                     E.c.downstream_key.in_(keys[start:start + 500])))
+    return _insert_edges(conn, lineage_type, edges)
+
+
+def _insert_edges(conn: Connection, lineage_type: str, edges: Sequence[EdgeRecord]) -> int:
+    """Insert edges between existing resources (a later duplicate replaces an earlier one)."""
+    existing = _existing(conn, {e.upstream_key for e in edges} | {e.downstream_key for e in edges})
+    unique: dict[tuple[str, str], EdgeRecord] = {}
+    for edge in edges:
+        if (edge.upstream_key in existing and edge.downstream_key in existing
+                and edge.upstream_key != edge.downstream_key):
+            unique[(edge.upstream_key, edge.downstream_key)] = edge
+    now = now_ms()
+    if unique:
+        conn.execute(insert(E), [
+            {"key": new_key(), "upstream_key": e.upstream_key,
+             "downstream_key": e.downstream_key, "lineage_type": lineage_type,
+             "field_lineage": e.field_lineage, "evidence": e.evidence, "score": e.score,
+             "created_ms": now, "changed_ms": now}
+            for e in unique.values()
+        ])
     return len(unique)
 
 
