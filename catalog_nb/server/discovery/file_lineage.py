@@ -68,6 +68,9 @@ _TIMES = frozenset({"DATE", "TIMESTAMP"})
 _SCALARS = _NUMBERS | _TIMES | {"STRING", "BOOLEAN"}
 
 
+_NONE = np.zeros(0, np.int64)
+
+
 def compatible(one: str, two: str) -> bool:
     """Whether fields of these data types may hold the same values.
 
@@ -208,12 +211,17 @@ def direction(upstream: Resource, downstream: Resource) -> str | None:
 class Inference:
     """File lineage over one snapshot of the catalog's candidates.
 
-    Every field's hashes go into one sorted array (with the field each came from). For one
-    field of a derived resource, binary searches find every occurrence of its hashes in that
-    array at once, and a ``bincount`` over the owning fields gives its shared hashes with every
-    other field of the catalog; the containment estimates follow from those counts and the
-    sketches' thresholds exactly as :meth:`ValueSketch.containment_in` computes them. So a
-    derived resource costs a few vector operations per field, not a comparison per pair.
+    The hashes of every field with at least ``min_distinct`` distinct values go into one sorted
+    array (with the field each came from). For one such field of a derived resource, binary
+    searches find every occurrence of its hashes in that array at once, and counting the owning
+    fields gives its shared hashes with each field that shares any; the containment estimates
+    follow from those counts and the sketches' thresholds exactly as
+    :meth:`ValueSketch.containment_in` computes them. So a derived resource costs a few vector
+    operations per field, proportional to what it shares, never a comparison per pair. A field
+    with fewer distinct values (a flag, a status, every field of a one-object JSON document)
+    pairs only with fields of the same name, so it is looked up by name: its few values are
+    found almost everywhere, and looking them up by hash would pair it with every field of
+    the catalog.
     """
 
     def __init__(self, resources: Sequence[Resource], min_containment: float,
@@ -223,77 +231,90 @@ class Inference:
         self.min_containment = min_containment
         self.min_distinct = min_distinct
         self.fields = [f for r in self.resources for f in r.fields]
+        self._index = {r.key: i for i, r in enumerate(self.resources)}
         self.owner = np.array([i for i, r in enumerate(self.resources) for _ in r.fields],
                               dtype=np.int64)
-        self.starts = np.array([0, *np.cumsum([len(r.fields) for r in self.resources])[:-1]],
-                               dtype=np.int64) if self.resources else np.zeros(0, np.int64)
         self.thresholds = np.array([f.threshold for f in self.fields], dtype=np.uint64)
-        self.types = np.array([f.data_type for f in self.fields], dtype=object)
-        self.names = np.array([f.name.casefold() for f in self.fields], dtype=object)
-        self.compatible = {t: np.array([compatible(t, o) for o in self.types], dtype=bool)
-                           for t in set(self.types.tolist())}
-        sizes = [len(f.hashes) for f in self.fields]
-        every = (np.concatenate([f.hashes for f in self.fields]) if self.fields
+        self.rich = np.array([f.distinct >= min_distinct for f in self.fields], dtype=bool)
+        types = [f.data_type for f in self.fields]
+        self.compatible = {t: np.array([compatible(t, o) for o in types], dtype=bool)
+                           for t in set(types)}
+        self.by_name: dict[str, list[int]] = defaultdict(list)
+        for position, item in enumerate(self.fields):
+            self.by_name[item.name.casefold()].append(position)
+        rich = [i for i in np.flatnonzero(self.rich).tolist() if len(self.fields[i].hashes)]
+        every = (np.concatenate([self.fields[i].hashes for i in rich]) if rich
                  else np.zeros(0, np.uint64))
-        ids = np.repeat(np.arange(len(self.fields), dtype=np.int64), sizes)
+        ids = np.repeat(np.array(rich, dtype=np.int64),
+                        [len(self.fields[i].hashes) for i in rich])
         order = np.argsort(every, kind="stable")
         self.hashes = every[order]
         self.hash_field = ids[order]
 
-    def _hits(self, hashes: np.ndarray) -> np.ndarray:
-        """How many of ``hashes`` every field of the catalog holds."""
+    def _sharing(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The fields of many values holding any of ``hashes``, and how many each holds."""
         left = np.searchsorted(self.hashes, hashes, side="left")
         right = np.searchsorted(self.hashes, hashes, side="right")
         lengths = right - left
-        total = int(lengths.sum())
         ends = np.cumsum(lengths)
-        positions = np.arange(total) - np.repeat(ends - lengths, lengths) + np.repeat(left, lengths)
-        return np.bincount(self.hash_field[positions], minlength=len(self.fields))
+        positions = (np.arange(int(lengths.sum())) - np.repeat(ends - lengths, lengths)
+                     + np.repeat(left, lengths))
+        owners = self.hash_field[positions]
+        if len(owners) * 8 < len(self.fields):
+            ids, hits = np.unique(owners, return_counts=True)
+            return ids, hits
+        # Many hits: counting into one slot per field beats sorting them.
+        counts = np.bincount(owners, minlength=len(self.fields))
+        ids = np.flatnonzero(counts)
+        return ids, counts[ids]
 
-    def _containment(self, item: Field) -> tuple[np.ndarray, np.ndarray]:
-        """The containment of ``item`` in every field of the catalog, and the number of
-        hashes each estimate rests on."""
-        hits = self._hits(item.hashes)
-        limits = np.minimum(self.thresholds, np.uint64(item.threshold))
+    def _named(self, item: Field, ids: np.ndarray, hits: np.ndarray, few_only: bool,
+               owner: int) -> tuple[np.ndarray, np.ndarray]:
+        """``ids`` and ``hits`` plus the fields of resources other than ``owner`` named like
+        ``item`` (of few values only, when ``few_only``: those of many are found by hash
+        already) and their shared hashes."""
+        named = [i for i in self.by_name.get(item.name.casefold(), ())
+                 if not (few_only and self.rich[i]) and self.owner[i] != owner]
+        if not named:
+            return ids, hits
+        theirs = [self.fields[i].hashes for i in named]
+        slot = np.repeat(np.arange(len(named)), [len(h) for h in theirs])
+        found = np.isin(np.concatenate(theirs), item.hashes)
+        shared = np.bincount(slot[found], minlength=len(named))
+        return (np.concatenate([ids, np.array(named, dtype=np.int64)]),
+                np.concatenate([hits, shared.astype(np.int64)]))
+
+    def _hosts(self, item: Field, derived_index: int) -> tuple[np.ndarray, np.ndarray]:
+        """The fields of other resources that contain ``item``'s values (compatible types, the
+        same name when either side has few values), and the containment in each."""
+        ids, hits = (self._sharing(item.hashes) if item.distinct >= self.min_distinct
+                     else (_NONE, _NONE))
+        ids, hits = self._named(item, ids, hits, item.distinct >= self.min_distinct,
+                                derived_index)
+        if not len(ids):
+            return ids, np.zeros(0)
+        limits = np.minimum(self.thresholds[ids], np.uint64(item.threshold))
         samples = np.searchsorted(item.hashes, limits, side="right")
-        return _shares(hits, samples), samples
-
-    def _contained_in(self, host: Field) -> tuple[np.ndarray, np.ndarray]:
-        """The containment of every field of the catalog in ``host``, and the number of
-        hashes each estimate rests on: a field's hashes under the smaller of the two
-        thresholds, which is all of them unless ``host``'s threshold is the smaller, so the
-        catalog's hashes up to ``host``'s threshold (a prefix of the sorted array) count them
-        all at once."""
-        hits = self._hits(host.hashes)
-        below = int(np.searchsorted(self.hashes, np.uint64(host.threshold), side="right"))
-        samples = np.bincount(self.hash_field[:below], minlength=len(self.fields))
-        return _shares(hits, samples), samples
-
-    def _allowed(self, item: Field) -> np.ndarray:
-        """Which fields of the catalog may match ``item`` at all: compatible types, and the same
-        name for a field of few distinct values."""
+        shares = _shares(hits, samples)
         allowed = self.compatible.get(item.data_type)
-        if allowed is None:
-            allowed = np.array([compatible(item.data_type, o) for o in self.types], dtype=bool)
-        if item.distinct < self.min_distinct:
-            allowed = allowed & (self.names == item.name.casefold())
-        return allowed
+        ok = ((shares >= self.min_containment) & (samples >= min(MIN_SAMPLE, len(item.hashes)))
+              & (self.owner[ids] != derived_index)
+              & (allowed[ids] if allowed is not None
+                 else np.array([compatible(item.data_type, self.fields[i].data_type)
+                                for i in ids.tolist()], dtype=bool)))
+        return ids[ok], shares[ok]
 
-    def _best_field(self, item: Field, shares: np.ndarray, ok: np.ndarray,
-                    index: int) -> tuple[str, float] | None:
-        """The field of resource ``index`` that best contains ``item``'s values, if one does."""
-        start = int(self.starts[index])
-        best: tuple[tuple[float, int, float], str, float] | None = None
-        for offset, other in enumerate(self.resources[index].fields):
-            if not ok[start + offset]:
-                continue
-            share = float(shares[start + offset])
+    def _best_field(self, item: Field, hosts: list[tuple[int, float]]) -> tuple[str, float]:
+        """The host that best contains ``item``'s values: the highest containment, then the
+        same name, then the closest distinct count."""
+        def rank(host: tuple[int, float]) -> tuple[float, int, float]:
+            other = self.fields[host[0]]
             same_name = other.name.casefold() == item.name.casefold()
             closeness = -abs(math.log((other.distinct + 1) / (item.distinct + 1)))
-            rank = (share, int(same_name), closeness)
-            if best is None or rank > best[0]:
-                best = (rank, other.name, share)
-        return None if best is None else (best[1], best[2])
+            return (host[1], int(same_name), closeness)
+
+        best = max(hosts, key=rank)
+        return self.fields[best[0]].name, best[1]
 
     def _for(self, derived_index: int) -> list[Candidate]:
         derived = self.resources[derived_index]
@@ -301,31 +322,24 @@ class Inference:
         if len(valued) < MIN_MATCHED_FIELDS or not self.fields:
             return []
         needed = max(MIN_MATCHED_FIELDS, math.ceil(MIN_FIELD_SHARE * len(valued) - 1e-9))
-        matched_rows, shares_rows = [], []
+        # source resource -> derived field -> [(host field, containment)]
+        hosts: dict[int, dict[str, list[tuple[int, float]]]] = defaultdict(dict)
         for item in valued:
-            shares, samples = self._containment(item)
-            ok = (self._allowed(item) & (shares >= self.min_containment)
-                  & (samples >= min(MIN_SAMPLE, len(item.hashes)))
-                  & (self.owner != derived_index))
-            matched_rows.append(ok)
-            shares_rows.append(shares)
-        matched = np.vstack(matched_rows)
-        per_resource = np.logical_or.reduceat(matched, self.starts, axis=1)
-        counts = per_resource.sum(axis=0)
+            ids, shares = self._hosts(item, derived_index)
+            for host, share in zip(ids.tolist(), shares.tolist(), strict=True):
+                hosts[int(self.owner[host])].setdefault(item.name, []).append((host, share))
         found = []
-        for index in np.flatnonzero(counts >= needed).tolist():
+        for index in sorted(hosts):
+            if len(hosts[index]) < needed:
+                continue
             source = self.resources[index]
             how = direction(source, derived)
             if how is None:
                 continue
             if derived.rows is not None and source.rows is not None and derived.rows > source.rows:
                 continue
-            matches: dict[str, tuple[str, float]] = {}
-            for row, item in enumerate(valued):
-                if per_resource[row, index]:
-                    best = self._best_field(item, shares_rows[row], matched[row], index)
-                    if best is not None:
-                        matches[item.name] = best
+            matches = {item.name: self._best_field(item, hosts[index][item.name])
+                       for item in valued if item.name in hosts[index]}
             anchored = any(f.distinct >= self.min_distinct for f in valued if f.name in matches)
             if not anchored:
                 continue
@@ -351,32 +365,34 @@ class Inference:
     def reachable(self, changed: Collection[str]) -> set[str]:
         """The derivable resources that ``changed`` resources may be a source of: the changed
         ones themselves, and those with enough fields matched in a changed resource's fields
-        (the field rule of :meth:`_for`, counted from the changed side: each changed field's
-        containment of every field of the catalog costs a few vector operations), so the
-        rest of the catalog is never compared.
+        (the field rule of :meth:`_hosts`, applied from the changed side: a changed field's
+        hashes find the fields sharing any, its name those of few values), so the rest of the
+        catalog is never compared.
         """
         found = {r.key for r in self.resources if r.key in changed and r.derivable}
-        hosts = [f for r in self.resources if r.key in changed for f in r.fields if len(f.hashes)]
-        if not hosts:
-            return found
-        sizes = np.array([len(f.hashes) for f in self.fields], dtype=np.int64)
-        distinct = np.array([f.distinct for f in self.fields])
-        matched = np.zeros(len(self.fields), dtype=bool)
-        for host in hosts:
-            shares, samples = self._contained_in(host)
-            allowed = self.compatible.get(host.data_type)
-            if allowed is None:
-                allowed = np.array([compatible(host.data_type, o) for o in self.types], dtype=bool)
-            named = (distinct >= self.min_distinct) | (self.names == host.name.casefold())
-            matched |= (allowed & named & (shares >= self.min_containment)
-                        & (samples >= np.minimum(MIN_SAMPLE, sizes)) & (sizes > 0))
-        counts = np.add.reduceat(matched.astype(np.int64), self.starts)
-        for index, resource in enumerate(self.resources):
+        matched: dict[int, set[int]] = defaultdict(set)
+        for host in (f for r in self.resources if r.key in changed for f in r.fields):
+            if not len(host.hashes):
+                continue
+            ids, hits = (self._sharing(host.hashes) if host.distinct >= self.min_distinct
+                         else (_NONE, _NONE))
+            ids, hits = self._named(host, ids, hits, host.distinct >= self.min_distinct,
+                                    self._index[host.resource])
+            for position, shared in zip(ids.tolist(), hits.tolist(), strict=True):
+                item = self.fields[position]
+                below = int(np.searchsorted(item.hashes, min(item.threshold, host.threshold),
+                                            side="right"))
+                if (shared >= self.min_containment * below > 0
+                        and below >= min(MIN_SAMPLE, len(item.hashes))
+                        and compatible(item.data_type, host.data_type)):
+                    matched[int(self.owner[position])].add(position)
+        for index, positions in matched.items():
+            resource = self.resources[index]
             if not resource.derivable or resource.key in changed:
                 continue
             valued = sum(1 for f in resource.fields if len(f.hashes))
             needed = max(MIN_MATCHED_FIELDS, math.ceil(MIN_FIELD_SHARE * valued - 1e-9))
-            if valued >= MIN_MATCHED_FIELDS and counts[index] >= needed:
+            if valued >= MIN_MATCHED_FIELDS and len(positions) >= needed:
                 found.add(resource.key)
         return found
 
@@ -427,7 +443,7 @@ def infer(store: Store, settings: Settings, changed: Set[str] | None = None) -> 
     :meth:`Inference.reachable`). Every other stored edge stays."""
     with index_for(store).held() as index:
         with store.read() as conn:
-            index.sync(conn, changed or ())
+            index.sync(conn)
             factual = lineage_store.edge_pairs(conn, FACTUAL)
             stored = lineage_store.edge_pairs(conn, INFERRED) if changed is not None else []
         resources = from_index(index)

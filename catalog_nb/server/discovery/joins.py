@@ -415,11 +415,11 @@ def find(rows: Sequence[Mapping[str, Any]], tables: Sequence[Mapping[str, Any]],
             if row.get("error"):
                 raise ValueError(row["error"])
             # Keys of declared constraints need their sketch whatever their distinct count.
-            item = key_field(row, settings.join_min_distinct)
-            if item is None and row["data_type"] in KEY_TYPES and row["sketch"]:
-                loose = key_field(row, 1)
-                if loose is not None:
-                    all_sketched[(loose.resource_key, loose.name)] = loose
+            loose = key_field(row, 1)
+            item = loose if loose is not None and loose.distinct >= settings.join_min_distinct \
+                else None
+            if item is None and loose is not None:
+                all_sketched[(loose.resource_key, loose.name)] = loose
         except (ValueError, KeyError, TypeError) as exc:
             report.errors.append({"path": row["path"],
                                   "message": f"Field '{row['name']}' skipped by join "
@@ -463,7 +463,7 @@ def discover(store: Store, settings: Settings, changed: Set[str] | None = None) 
     started = time.perf_counter()
     with index_for(store).held() as index:
         with store.read() as conn:
-            index.sync(conn, changed or ())
+            index.sync(conn)
             tables = join_store.sql_tables(conn)
             attributes = join_store.tagged_fields(conn, ATTRIBUTE_TAGS, builtin.SOURCE_NAME)
         conditions, report = find(index.field_rows(), tables, settings, attributes, changed)

@@ -34,7 +34,7 @@ FULL_SHARE = 0.25
 Step = Callable[[Store, Settings, Set[str] | None], StepReport]
 
 
-def _views(store: Store, settings: Settings, _changed: Set[str] | None) -> StepReport:
+def _views(store: Store, settings: Settings, _changed: Set[str] | None = None) -> StepReport:
     return view_lineage.refresh(store, settings)
 
 

@@ -92,7 +92,8 @@ class SketchIndex:
 
     def sync(self, conn: Connection, force: Collection[str] = ()) -> set[str]:
         """Bring the index up to date with the store; ``force`` names resources to reload
-        whatever their stamp says. Returns the keys reloaded or dropped."""
+        whatever their row says (a profile always moves ``time_of_last_profile``, so discovery
+        never needs to). Returns the keys reloaded or dropped."""
         stamps = sketch_store.resource_stamps(conn)
         gone = set(self.resources) - set(stamps)
         for key in gone:

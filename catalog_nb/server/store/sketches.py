@@ -55,4 +55,6 @@ def sketched_fields(conn: Connection, keys: Sequence[str]) -> Iterator[dict[str,
             .where(F.c.resource_key.in_(wanted[start:start + _CHUNK]), F.c.sketch.is_not(None))
             .order_by(F.c.resource_key, F.c.position)
         )
-        yield from (dict(row) for row in conn.execute(query).mappings())
+        result = conn.execute(query)
+        names = list(result.keys())
+        yield from (dict(zip(names, row, strict=True)) for row in result)
