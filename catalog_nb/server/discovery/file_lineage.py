@@ -11,8 +11,9 @@ resource S (a file, collection, table or view) when:
 
 * at least :data:`MIN_FIELD_SHARE` of D's fields that have values are *matched*: a field of S of
   a compatible type contains at least ``lineage_min_containment`` of the field's values. A field
-  with fewer than ``join_min_distinct`` distinct values (flags, statuses) only matches a field of
-  the same name, since a handful of values is contained almost anywhere; at least
+  with fewer than ``join_min_distinct`` distinct values (flags, statuses) only matches, or is
+  matched by, a field of the same name, since a handful of values is contained almost anywhere;
+  at least
   :data:`MIN_MATCHED_FIELDS` fields match, one of them with enough distinct values;
 * D has no more rows than S;
 * S is older: its ``timeOfResourceChange`` is earlier (equal times never make an edge). A table
