@@ -73,23 +73,31 @@ class Prober(threading.Thread):
         self.errors: list[str] = []
         self.phase = "idle"
         self.by_phase: dict[str, tuple[list[float], list[str]]] = {}
+        #: (seconds since the prober started, login seconds, read seconds) of the slow probes
+        self.slow: list[tuple[float, float, float]] = []
+        self.began = 0.0
 
     def run(self) -> None:
-        next_at = time.monotonic()
+        next_at = self.began = time.monotonic()
         while not self.stop.is_set():
             times, errors = self.by_phase.setdefault(self.phase, ([], []))
             started = time.monotonic()
+            logged_in = started
             try:
                 with requests.Session() as http:
                     login = http.post(f"{self.api}/login", timeout=60,
                                       json={"username": "admin", "password": PASSWORD})
+                    logged_in = time.monotonic()
                     read = http.get(f"{self.api}/dataresource/{self.resource_key}", timeout=60)
                 bad = [r for r in (login, read) if r.status_code != 200]
                 if bad:
                     errors.append(f"{bad[0].status_code}: {bad[0].text[:160]}")
             except requests.RequestException as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
-            times.append(time.monotonic() - started)
+            ended = time.monotonic()
+            times.append(ended - started)
+            if ended - started > P99_TARGET_MS / 1000:
+                self.slow.append((started - self.began, logged_in - started, ended - logged_in))
             next_at += EVERY
             self.stop.wait(max(0.0, next_at - time.monotonic()))
 
@@ -206,6 +214,10 @@ def _measure(api: str, wide: Path, small: Path, tpch: Path, idle: float) -> bool
     for label in ("p50", "p95", "p99", "max"):
         print(f"  {label}: busy {busy[label]:7.1f} ms  idle {quiet[label]:7.1f} ms  ratio "
               f"{busy[label] / quiet[label]:.2f}")
+    slowest = sorted(prober.slow, key=lambda s: -(s[1] + s[2]))[:5]
+    print(f"  probes over {P99_TARGET_MS:.0f} ms: {len(prober.slow)}; slowest (at s: login ms + "
+          f"read ms): " + ", ".join(f"{at:.0f}: {a * 1000:.0f} + {b * 1000:.0f}"
+                                    for at, a, b in slowest))
     errors = idle_errors + busy_errors
     print(f"  failed probes: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
     states_ok = all(j["state"] == "SUCCEEDED" for j in finished.values())
