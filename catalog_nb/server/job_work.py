@@ -16,7 +16,8 @@ What a job does:
    modification time as when last profiled) are skipped; a collection is profiled as one resource
    and its members count as ``skipped`` (a member named by ``resourcePath`` is profiled on its
    own). Each resource is read outside any transaction and written in one short transaction
-   together with the job's progress. A resource that cannot be profiled is recorded as ERROR and
+   together with the job's progress (a wide one's fields are staged first in short transactions
+   and moved in by that one: ``store/staging.py``). A resource that cannot be profiled is recorded as ERROR and
    listed in the job's ``errors``; the job goes on and SUCCEEDS.
 
 5. **Discover** tags (:mod:`catalog_nb.server.job_discovery`): a PROFILE job ends with tag
@@ -63,7 +64,7 @@ from catalog_nb.server.profiling.connect import redact, source_engine
 from catalog_nb.server.profiling.model import ReadProgress
 from catalog_nb.server.profiling.sql import estimate_rows
 from catalog_nb.server.settings import Settings
-from catalog_nb.server.store import Store, ingest
+from catalog_nb.server.store import Store, ingest, staging
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store import sources as source_store
 from catalog_nb.server.store.common import now_ms
@@ -358,18 +359,27 @@ class Work(DiscoverySteps):
             started = now_ms()
             profile = self._profile(target, partial(self._read, before, sizes[target.path]))
             self.tally.work_done = before + sizes[target.path]
-            with self.store.write() as conn:
-                outcome = ingest.record_profile(conn, source_key, profile, run_id=self.key,
-                                                started_ms=started)
-                if profile.state == ingest.ERROR:
-                    self.tally.error(profile.path, profile.error_msg or "cannot be profiled")
-                else:
-                    self._profiled.add(outcome.key)
-                    new = target.path in self._created
-                    self.tally.counts["created" if new else "updated"] += 1
-                self.tally.done += 1
-                job_store.update_job(conn, self.key, **self.tally.values())
-                self._flushed = time.monotonic()
+            # A wide profile's fields are staged in short transactions first, so the one that
+            # records it (with the job's progress) stays short: logins wait behind it.
+            staged = None
+            if profile.state != ingest.ERROR and staging.is_wide(profile.fields):
+                staged = staging.stage(self.store, profile.fields, self.key, self._check_stop)
+            try:
+                with self.store.write() as conn:
+                    outcome = ingest.record_profile(conn, source_key, profile, run_id=self.key,
+                                                    started_ms=started, staged=staged)
+                    if profile.state == ingest.ERROR:
+                        self.tally.error(profile.path, profile.error_msg or "cannot be profiled")
+                    else:
+                        self._profiled.add(outcome.key)
+                        new = target.path in self._created
+                        self.tally.counts["created" if new else "updated"] += 1
+                    self.tally.done += 1
+                    job_store.update_job(conn, self.key, **self.tally.values())
+                    self._flushed = time.monotonic()
+            finally:
+                if staged is not None:
+                    staging.discard(self.store, staged)
             self._report(target.path)
         c = self.tally.counts
         scope = self._scope()[0]

@@ -29,7 +29,7 @@ from catalog_nb.server.job_work import (
 from catalog_nb.server.profiling.connect import redact
 from catalog_nb.server.profiling.threads import run_in_background
 from catalog_nb.server.settings import Settings
-from catalog_nb.server.store import Store
+from catalog_nb.server.store import Store, staging
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store.common import now_ms
 
@@ -241,6 +241,10 @@ class JobRunner:
             waiting = job_store.queued(conn, None if everything_queued else silent_since)
         for key in failed:
             log.warning("job %s was left RUNNING by a stopped process: now FAILED", key)
+        # After fail_stale: the fields a dead job staged belong to no RUNNING job any more.
+        swept = staging.sweep(self.store)
+        if swept:
+            log.warning("removed %d field stagings left by stopped jobs", swept)
         for key in waiting:
             self.submit(key)
 

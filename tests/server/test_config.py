@@ -273,7 +273,7 @@ def test_discovery_switches_and_thresholds_are_read_by_each_job(
 ) -> None:
     seen: list[dict[str, Any]] = []
 
-    def probe(store: Any, settings: Settings) -> StepReport:
+    def probe(store: Any, settings: Settings, changed: Any = None) -> StepReport:
         # Stands in for the join and lineage steps: what they would read, when they run.
         seen.append({p.name: getattr(settings, p.field) for p in WRITABLE})
         return StepReport(counts={"probeRuns": 1}, summary="probed.")

@@ -32,3 +32,19 @@ def test_a_version_3_store_gets_byte_progress_columns_and_keeps_its_jobs(store_u
         assert {"work_unit", "work_total", "work_done"} <= names
         assert (row["done"], row["work_unit"], row["work_total"]) == (3, None, None)
         assert sorted(versions)[-1] == LATEST
+
+
+def test_a_version_4_store_gets_the_field_staging_table(store_url: str) -> None:
+    with Store(store_url, application_name=TEST_APPLICATION) as store:
+        store.migrate()
+        with store.write() as conn:  # the store as version 4 left it: no staging table
+            conn.exec_driver_sql("DROP TABLE staged_fields")
+            conn.execute(delete(schema_version).where(schema_version.c.version > 4))
+        assert store.migrate() == LATEST
+        with store.read() as conn:
+            columns = {c["name"] for c in inspect(conn).get_columns("staged_fields")}
+            indexes = {i["name"] for i in inspect(conn).get_indexes("staged_fields")}
+            versions = conn.execute(select(schema_version.c.version)).scalars().all()
+        assert {"staging_key", "position", "job_key", "name", "properties", "sketch"} <= columns
+        assert "ix_staged_fields_name" in indexes
+        assert sorted(versions) == list(range(1, LATEST + 1))

@@ -20,7 +20,7 @@ from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog_nb.server.discovery import file_lineage, joins, view_lineage
+from catalog_nb.server.discovery import file_lineage, joins, sketch_index, view_lineage
 from catalog_nb.server.discovery.relation_report import StepReport
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
@@ -73,6 +73,9 @@ def discover_relations(store: Store, settings: Settings,
     report = RelationsReport()
     if changed is not None and len(changed) > FULL_SHARE * _profiled(store):
         changed = None  # most of the catalog changed: comparing all at once is cheaper
+    if changed is None:
+        # A full rerun trusts nothing it holds: every sketch is read again.
+        sketch_index.forget(store)
     for name, step in STEPS:
         if check_stop is not None:
             check_stop()

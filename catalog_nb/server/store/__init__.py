@@ -15,6 +15,9 @@ Example::
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,6 +49,49 @@ POOL_SIZE = 5
 MAX_OVERFLOW = 10
 #: How the service's connections are named in pg_stat_activity (a URL's own name wins).
 APPLICATION_NAME = "catalog-nb"
+#: A thread that committed a write this recently and starts another is writing in batches; the
+#: most it then waits for other threads' writes to go first (SQLite only, see Store.write).
+BACK_TO_BACK_SECONDS = 0.05
+YIELD_AT_MOST_SECONDS = 0.5
+
+
+class _Turns:
+    """Threads of this process waiting to begin a write transaction, per database URL.
+
+    SQLite's busy handler is not fair: a waiting connection sleeps (up to 100 ms at a time) and
+    retries, so a thread that commits and at once begins its next batch wins the lock again and
+    again; a login waiting behind a job's batches could wait for the whole job. A batch writer
+    therefore lets the threads already waiting go first (up to ``YIELD_AT_MOST_SECONDS``).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: Counter[str] = Counter()
+        self._last = threading.local()
+
+    def waiting(self, url: str) -> int:
+        with self._lock:
+            return self._waiting[url]
+
+    def add(self, url: str, delta: int) -> None:
+        with self._lock:
+            self._waiting[url] += delta
+            if self._waiting[url] <= 0:
+                del self._waiting[url]
+
+    def yield_if_batching(self, url: str) -> None:
+        last = getattr(self._last, "committed", None)
+        if last is None or time.monotonic() - last > BACK_TO_BACK_SECONDS:
+            return
+        deadline = time.monotonic() + YIELD_AT_MOST_SECONDS
+        while self.waiting(url) and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+    def committed(self) -> None:
+        self._last.committed = time.monotonic()
+
+
+_TURNS = _Turns()
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -152,15 +198,28 @@ class Store:
 
         A store too busy to take it raises :class:`StoreBusy` (503 with ``Retry-After``).
         """
+        fair = self.dialect == "sqlite"
+        if fair:
+            _TURNS.yield_if_batching(self.url)
+            _TURNS.add(self.url, 1)
+        waiting = fair
         try:
             with self.engine.connect() as conn:
                 conn = conn.execution_options(catalog_write=True)
                 with conn.begin():
+                    if waiting:  # BEGIN IMMEDIATE has taken the lock
+                        _TURNS.add(self.url, -1)
+                        waiting = False
                     yield conn
+            if fair:
+                _TURNS.committed()
         except (DBAPIError, PoolTimeout) as exc:
             if is_busy(exc):
                 raise busy_error() from exc
             raise
+        finally:
+            if waiting:
+                _TURNS.add(self.url, -1)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

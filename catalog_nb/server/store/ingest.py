@@ -18,7 +18,7 @@ from sqlalchemy import Connection, delete, insert, select, update
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.profiling.model import ResourceProfile, ResourceState
 from catalog_nb.server.profiling.sketch import SKETCH_VERSION
-from catalog_nb.server.store import search
+from catalog_nb.server.store import search, staging
 from catalog_nb.server.store.common import new_key, now_ms
 from catalog_nb.server.store.schema import data_resources, resource_fields
 
@@ -191,9 +191,13 @@ def _old_sketches(conn: Connection, resource_key: str) -> bool:
 
 def record_profile(
     conn: Connection, source_key: str, profile: ResourceProfile, run_id: str | None = None,
-    started_ms: int | None = None,
+    started_ms: int | None = None, staged: staging.Staged | None = None,
 ) -> Outcome:
-    """Write a profile: system properties and fields (people's field descriptions survive)."""
+    """Write a profile: system properties and fields (people's field descriptions survive).
+
+    ``staged``: the profile's fields, already staged with :func:`staging.stage` (a wide
+    profile); they are moved in instead of written here. The caller discards the staging.
+    """
     now = now_ms()
     current = find(conn, source_key, profile.path)
     failed = profile.state == ResourceState.ERROR.value
@@ -225,7 +229,9 @@ def record_profile(
             time_of_last_profile=now,
         )
     outcome = _upsert(conn, source_key, profile.path, values)
-    if not failed:
+    if not failed and staged is not None:
+        staging.move(conn, outcome.key, staged)
+    elif not failed:
         _replace_fields(conn, outcome.key, profile)
     search.refresh(conn, [outcome.key])
     return outcome

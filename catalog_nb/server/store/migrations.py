@@ -23,6 +23,7 @@ from catalog_nb.server.store.schema import (
     metadata,
     reviews,
     schema_version,
+    staged_fields,
 )
 
 Step = Callable[[Connection], None]
@@ -44,6 +45,10 @@ def _job_work(conn: Connection) -> None:
         conn.exec_driver_sql(f"ALTER TABLE jobs ADD COLUMN {column}")
 
 
+def _staged_fields(conn: Connection) -> None:
+    metadata.create_all(conn, tables=[staged_fields])
+
+
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
@@ -51,6 +56,7 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
      _relations_and_objects),
     (3, "login throttling per client and per user name from a client", _login_throttle),
     (4, "job progress in bytes read of the total", _job_work),
+    (5, "staging of wide profiles' fields, written in bounded batches", _staged_fields),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -231,6 +231,27 @@ resource_fields = Table(
     Column("sketch", JSON),
 )
 
+# The fields of a wide profile on their way into resource_fields (store/staging.py): written in
+# short batches, then moved in by set-based statements, so no row crosses to Python while the
+# write lock is held.
+# ``job_key`` names the job that staged them; rows of a job no longer RUNNING are left by a
+# stopped process and are swept. No foreign keys: nothing may block or cascade into the staging.
+staged_fields = Table(
+    "staged_fields",
+    metadata,
+    Column("staging_key", String(KEY), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("job_key", String(KEY), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("data_type", String(32), nullable=False),
+    Column("nullable", Boolean, nullable=False, default=True),
+    Column("properties", JSON, nullable=False),
+    Column("sketch", JSON),
+    Column("created_ms", BigInteger, nullable=False),
+)
+# move() matches staged fields to stored ones by name.
+Index("ix_staged_fields_name", staged_fields.c.staging_key, staged_fields.c.name)
+
 # Definitions of custom properties; values live per resource in resource_custom_values.
 custom_properties = Table(
     "custom_properties",

@@ -6,6 +6,9 @@ match, rank and count over them, and the stored results of each session.
 resources, in the caller's transaction; profiling, people's annotations, tag associations, tag
 renames and moves and custom values call it. The engine's own structure over the documents
 (FTS5 or ``tsvector``) is kept by the :mod:`~catalog_nb.server.search.index` implementation.
+A resource's document holds the names of its first :data:`MAX_INDEXED_FIELDS` fields and of every
+field people annotated, so that a resource with hundreds of thousands of fields costs a bounded
+refresh (every field still counts in the ``fieldDataType`` facet).
 
 **Visibility first.** Every query here is ANDed with the caller's
 :func:`~catalog_nb.server.store.resources.visible_condition`: matches, counts and facet
@@ -74,6 +77,10 @@ R, S, FV, DOC = data_resources, data_sources, search_facet_values, search_docume
 _SENSITIVITY_RANK = {s.value: rank for rank, s in enumerate(Sensitivity)}
 _INDEXED_STATES = (TagAssociationState.ACCEPTED.value, TagAssociationState.SUGGESTED.value)
 _CHUNK = 500
+#: Fields (by position) whose names a resource's document holds; fields people named, described
+#: or commented on count whatever their position. The write that refreshes a document must stay
+#: short: a JSON document of 300,000 keys would otherwise spend a second of the write lock here.
+MAX_INDEXED_FIELDS = 20_000
 #: Stored results kept per session (older ones are dropped when a new one is stored).
 KEEP_PER_SESSION = 20
 
@@ -143,12 +150,19 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
     }
     facets: dict[str, set[tuple[str, str]]] = defaultdict(set)
     Fd = resource_fields
-    for key, name, display, description, comment, data_type in conn.execute(
-        select(Fd.c.resource_key, Fd.c.name, Fd.c.display_name, Fd.c.description,
-               Fd.c.comment, Fd.c.data_type).where(Fd.c.resource_key.in_(keys))
+    for key, data_type in conn.execute(
+        select(Fd.c.resource_key, Fd.c.data_type).where(Fd.c.resource_key.in_(keys)).distinct()
+    ):
+        facets[key].add(("fieldDataType", str(data_type)))
+    annotated = or_(Fd.c.display_name.is_not(None), Fd.c.description.is_not(None),
+                    Fd.c.comment.is_not(None))
+    for key, name, display, description, comment in conn.execute(
+        select(Fd.c.resource_key, Fd.c.name, Fd.c.display_name, Fd.c.description, Fd.c.comment)
+        .where(Fd.c.resource_key.in_(keys),
+               or_(Fd.c.position < MAX_INDEXED_FIELDS, annotated))
+        .order_by(Fd.c.resource_key, Fd.c.position)
     ):
         text[key]["fields"].extend(s for s in (name, display, description, comment) if s)
-        facets[key].add(("fieldDataType", str(data_type)))
     A, T = tag_associations, tags
     highest: dict[str, str] = {}
     for key, state, tag_name, full_name, synonyms, sensitivity in conn.execute(
