@@ -17,8 +17,8 @@ What a job does:
    and its members count as ``skipped`` (a member named by ``resourcePath`` is profiled on its
    own). Each resource is read outside any transaction and written in one short transaction
    together with the job's progress (a wide one's fields are staged first in short transactions
-   and moved in by that one: ``store/staging.py``). A resource that cannot be profiled is recorded as ERROR and
-   listed in the job's ``errors``; the job goes on and SUCCEEDS.
+   and moved in by that one: ``store/staging.py``). A resource that cannot be profiled is
+   recorded as ERROR and listed in the job's ``errors``; the job goes on and SUCCEEDS.
 
 5. **Discover** tags (:mod:`catalog_nb.server.job_discovery`): a PROFILE job ends with tag
    discovery over what it profiled; a DISCOVER job runs it alone over the profiled resources at
