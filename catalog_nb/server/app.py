@@ -158,7 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # Stored /config values win over the environment; applied before any job starts.
             watcher = runtime_config.start(store, app.state.runtime_config)
             # Jobs left RUNNING by a stopped process fail, QUEUED ones run (server/jobs.py).
-            runner = JobRunner(store, settings).start()
+            runner = JobRunner(store, settings, app.state.runtime_config.startup).start()
         except BaseException:
             # A start that fails half-way must not leave the pool or the watcher behind.
             if watcher is not None:

@@ -12,12 +12,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
 from catalog_nb.contract import JobState
 from catalog_nb.server.errors import ServiceError
+from catalog_nb.server.job_process import DIED_MESSAGE, JobProcess, new_stop_event
 from catalog_nb.server.job_work import (
     REQUEUED_MESSAGE,
     STALE_MESSAGE,
@@ -110,8 +113,15 @@ def heartbeat(store: Store, key: str, seconds: float) -> Iterator[None]:
         thread.join(seconds)
 
 
+def _in_memory(url: str) -> bool:
+    database = make_url(url).database
+    return make_url(url).get_backend_name() == "sqlite" and database in (None, "", ":memory:")
+
+
 class JobRunner:
-    """The service's job workers: ``settings.job_workers`` daemon threads and a heartbeat.
+    """The service's job workers: ``settings.job_workers`` daemon threads and a heartbeat; each
+    worker runs its jobs in a child process of its own (:mod:`.job_process`) unless
+    ``job_isolation`` is ``thread``.
 
     Jobs of one data source never run at the same time in one process, and they never hold a
     worker while they wait: a free worker takes the oldest waiting job whose source has no job
@@ -124,11 +134,19 @@ class JobRunner:
     start-up and every ``job_stale_seconds / 2``.
     """
 
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(self, store: Store, settings: Settings,
+                 startup: Mapping[str, Any] | None = None) -> None:
+        """``startup``: the configuration properties' start-up values
+        (``RuntimeConfig.startup``), which job processes return to when a stored value goes."""
         threads = settings.job_workers + 1
         self.store = Store(store.url, busy_timeout=store.busy_timeout, pool_size=threads,
                            max_overflow=threads, application_name="catalog-nb jobs")
         self.settings = settings
+        # A child process cannot open the parent's in-memory database.
+        self.processes = settings.job_isolation == "process" and not _in_memory(store.url)
+        self._stop_children = new_stop_event() if self.processes else None
+        self._children: list[JobProcess] = []
+        self._startup = dict(startup or {})
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
         # (job key, its source's key) in arrival order; the sources with a job running
@@ -147,8 +165,13 @@ class JobRunner:
             self.store.dispose()
             raise
         for number in range(self.settings.job_workers):
-            thread = threading.Thread(target=self._work, name=f"catalog-job-{number}",
-                                      daemon=True)
+            child = None
+            if self._stop_children is not None:
+                child = JobProcess(self.store.url, self.store.busy_timeout, self.settings,
+                                   dict(self._startup), self._stop_children)
+                self._children.append(child)
+            thread = threading.Thread(target=self._work, args=(child,),
+                                      name=f"catalog-job-{number}", daemon=True)
             thread.start()
             self._threads.append(thread)
         beat = threading.Thread(target=self._beat, name="catalog-job-heartbeat", daemon=True)
@@ -171,12 +194,21 @@ class JobRunner:
     def stop(self, timeout: float = 10.0) -> None:
         """Ask the workers to stop after their current resource, and wait up to ``timeout``."""
         self._stop.set()
+        if self._stop_children is not None:
+            self._stop_children.set()
         with self._ready:
             self._ready.notify_all()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        for child in self._children:
+            child.close(deadline - time.monotonic())
         self.store.dispose()
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the job processes alive now (none with thread isolation)."""
+        return [pid for pid in (child.pid for child in self._children) if pid is not None]
 
     @property
     def running(self) -> set[str]:
@@ -191,7 +223,7 @@ class JobRunner:
                 return key, source
         return None
 
-    def _work(self) -> None:
+    def _work(self, child: JobProcess | None) -> None:
         while not self._stop.is_set():
             with self._ready:
                 picked = self._next()
@@ -202,7 +234,7 @@ class JobRunner:
                 self._running.add(key)
                 self._busy_sources.add(source)
             try:
-                self._run(key)
+                self._run(key, child)
             except Exception:
                 log.exception("the worker failed on job %s", key)
             finally:
@@ -211,13 +243,19 @@ class JobRunner:
                     self._busy_sources.discard(source)
                     self._ready.notify_all()  # a job of that source may wait for it
 
-    def _run(self, key: str) -> None:
+    def _run(self, key: str, child: JobProcess | None) -> None:
         with self.store.read() as conn:
             job = job_store.find(conn, key)
         if job is None or job["state"] != JobState.QUEUED.value:
             return
-        run_in_background()
-        run_job(self.store, self.settings, key, should_stop=self._stop.is_set)
+        if child is None:
+            run_in_background()
+            run_job(self.store, self.settings, key, should_stop=self._stop.is_set)
+        elif not child.run(key):
+            with self.store.write() as conn:
+                if job_store.get(conn, key)["state"] == JobState.RUNNING.value:
+                    job_store.finish(conn, key, JobState.FAILED, DIED_MESSAGE)
+            log.error("the process running job %s died", key)
 
     def _beat(self) -> None:
         sweep_every = max(self.settings.job_heartbeat_seconds, self.settings.job_stale_seconds / 2)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -68,8 +68,14 @@ class Settings(BaseSettings):
     build: str = Field(default="local", description="Build identifier reported by /version.")
     job_workers: int = Field(
         default=2, ge=1, le=32,
-        description="Background threads that run browse/profile jobs (jobs of one source run "
-        "one after another; a job on another source takes a free thread).",
+        description="Background workers that run browse/profile jobs (jobs of one source run "
+        "one after another; a job on another source takes a free worker).",
+    )
+    job_isolation: Literal["process", "thread"] = Field(
+        default="process",
+        description="Where jobs run: 'process' (each worker owns a child process, so profiling "
+        "never competes with requests for the interpreter lock) or 'thread' (in the service's "
+        "process; an in-memory store always uses threads).",
     )
     search_page_max: int = Field(
         default=100, ge=1, le=10_000, description="Largest page /search/new and /search/page give."

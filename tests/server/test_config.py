@@ -252,6 +252,7 @@ def _keys(boss: Http, source_key: str) -> str:
 def test_profiling_sample_rows_bounds_what_profiling_samples(
     make_server: Callable[..., Server], tmp_path: Path
 ) -> None:
+    # Jobs run in child processes: the stored configuration reaches them too.
     server = make_server(data_roots=[tmp_path])
     boss = server.session()
     put(boss, "discovery.afterProfile", False)
@@ -279,7 +280,7 @@ def test_discovery_switches_and_thresholds_are_read_by_each_job(
         return StepReport(counts={"probeRuns": 1}, summary="probed.")
 
     monkeypatch.setattr(relations, "STEPS", (("probe", probe),))
-    server = make_server(data_roots=[tmp_path])
+    server = make_server(data_roots=[tmp_path], job_isolation="thread")
     boss = server.session()
     first = create_source(boss, "first", "FILE", str(_csv(tmp_path / "a", 200)))
     counts = run_job(boss, first["key"])["counts"]

@@ -28,7 +28,8 @@ def test_a_wide_file_is_suggested_in_batches_with_one_index_refresh(
     header = ",".join(f"mail_{i}" for i in range(FIELDS))
     rows = "\n".join(",".join(f"p{r}.{i}@example.com" for i in range(FIELDS)) for r in range(30))
     (lake / "wide.csv").write_text(f"{header}\n{rows}\n")
-    server = make_server(data_roots=[lake])
+    # The counters below patch discovery: its jobs run in this process.
+    server = make_server(data_roots=[lake], job_isolation="thread")
     http = server.session()
 
     refreshed: Counter[str] = Counter()

@@ -100,7 +100,8 @@ def _full_rerun(http: Http, source_key: str) -> dict[str, Any]:
 def test_a_profile_job_compares_only_what_it_profiled_and_matches_a_full_rerun(
     make_server: Callable[..., Server], lake: Path, reads: list[str]
 ) -> None:
-    server = make_server(data_roots=[lake])
+    # ``reads`` counts in this process: the jobs run here.
+    server = make_server(data_roots=[lake], job_isolation="thread")
     http = server.session()
     source = create_source(http, "shop", "FILE", str(lake))
     first = run_job(http, source["key"], "PROFILE")

@@ -36,7 +36,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def rooted(make_server: Callable[..., Server], root: Path) -> Server:
-    return make_server(data_roots=[root], job_workers=2)
+    # Some tests break job internals with monkeypatch: jobs run in this process.
+    return make_server(data_roots=[root], job_workers=2, job_isolation="thread")
 
 
 @pytest.fixture(scope="module")

@@ -42,7 +42,8 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def lake_server(make_server: Callable[..., Server], lake: tuple[Path, LakeTruth],
                 scratch: Path) -> Server:
-    return make_server(data_roots=[lake[0], scratch])
+    # Some tests patch profiling with monkeypatch: jobs run in this process.
+    return make_server(data_roots=[lake[0], scratch], job_isolation="thread")
 
 
 @pytest.fixture(scope="module")

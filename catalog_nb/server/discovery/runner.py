@@ -56,8 +56,9 @@ log = logging.getLogger(__name__)
 DEFAULT_MIN_SCORE = 0.8
 #: Fields a pattern may time out on before it is skipped for the rest of the run.
 MAX_TIMEOUTS_PER_TAG = 3
-#: Suggestions written per transaction: a few hundred rows keep each write well under a second.
-WRITE_BATCH = 500
+#: Suggestions written per transaction: about a millisecond each, so a login waiting behind a
+#: batch waits a tenth of a second at most.
+WRITE_BATCH = 100
 #: One (tag, field) pair may spend this many per-value timeouts in all.
 BUDGET_VALUES = 20
 

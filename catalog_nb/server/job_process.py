@@ -1,0 +1,145 @@
+"""Job workers in processes of their own, so profiling never competes with requests for the GIL.
+
+Profiling and discovery are CPU-bound and much of them is Python. Run on threads of the service's
+process, they share its interpreter lock with the threads answering requests: a login that needs
+90 ms of CPU could take a second while a wide document was being profiled. Each worker of
+:class:`catalog_nb.server.jobs.JobRunner` therefore owns one child process (``spawn``: a fresh
+interpreter, no copied locks or connections), started on first use and kept for the next jobs
+(its imports and its sketch index stay warm). The worker thread sends the child a job key over a
+pipe and waits for the answer; the child runs :func:`catalog_nb.server.jobs.run_job` on its own
+store (its own connections to the same database) at a lower CPU priority.
+
+Stopping: the runner sets a shared event; the child's job sees it between two resources and goes
+back to QUEUED, as a thread's would. A child that does not answer within the stop timeout is
+terminated. A child that dies (killed, out of memory) fails its job at once with a message, and
+the worker starts a new child for the next job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing as mp
+import os
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Event
+from typing import Any
+
+from catalog_nb.server.settings import Settings
+
+log = logging.getLogger(__name__)
+
+#: Lower CPU priority of job processes (0 is normal, 19 the lowest).
+NICENESS = 10
+DIED_MESSAGE = ("The process running the job stopped unexpectedly (killed, or out of memory); "
+                "run the job again.")
+
+_CONTEXT = mp.get_context("spawn")
+
+
+def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
+           startup: dict[str, Any], stop: Event) -> None:
+    """The child's loop: run each job key received, answer with its final state.
+
+    The parent's settings change at run time (``PUT /config``, or another process through the
+    store); the child applies the stored configuration before each job, as the parent's
+    watcher does, returning a property whose stored value went to its ``startup`` value.
+    """
+    from catalog_nb.server.jobs import run_job
+    from catalog_nb.server.runtime_config import RuntimeConfig
+    from catalog_nb.server.store import Store
+    from catalog_nb.server.store import config as config_store
+
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):  # not allowed here: the priority stays
+            os.nice(NICENESS)
+    logging.basicConfig(level=logging.WARNING)
+    store = Store(url, busy_timeout=busy_timeout, pool_size=2, max_overflow=2,
+                  application_name="catalog-nb jobs")
+    runtime = RuntimeConfig(settings)
+    runtime.startup.update(startup)
+    try:
+        while True:
+            try:
+                key = pipe.recv()
+            except (EOFError, OSError):
+                return  # the service is gone
+            if key is None:
+                return
+            try:
+                with store.read() as conn:
+                    runtime.refresh(config_store.stored(conn))
+                final = run_job(store, settings, str(key), should_stop=stop.is_set)
+                pipe.send(None if final is None else str(final["state"]))
+            except Exception as exc:  # run_job ends jobs itself; this is the store failing
+                log.exception("job %s failed in its process", key)
+                pipe.send(f"ERROR {type(exc).__name__}: {exc}")
+    finally:
+        store.dispose()
+
+
+class JobProcess:
+    """One child process that runs jobs one at a time (see the module docstring)."""
+
+    def __init__(self, url: str, busy_timeout: float, settings: Settings,
+                 startup: dict[str, Any], stop: Event) -> None:
+        self._args = (url, busy_timeout, settings, startup, stop)
+        self._process: Any = None
+        self._pipe: Connection | None = None
+
+    def _start(self) -> Connection:
+        parent, child = _CONTEXT.Pipe()
+        self._process = _CONTEXT.Process(target=_serve, args=(child, *self._args),
+                                         name="catalog-nb-job", daemon=True)
+        self._process.start()
+        child.close()
+        self._pipe = parent
+        return parent
+
+    def run(self, key: str) -> bool:
+        """Run job ``key`` in the child; False when the child died on it."""
+        pipe = self._pipe if self._alive() else self._start()
+        assert pipe is not None
+        try:
+            pipe.send(key)
+            pipe.recv()
+            return True
+        except (EOFError, OSError):
+            self._reap()
+            return False
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while it is alive."""
+        return int(self._process.pid) if self._alive() else None
+
+    def _alive(self) -> bool:
+        return self._process is not None and self._process.is_alive()
+
+    def _reap(self) -> None:
+        if self._process is not None:
+            self._process.join(timeout=5)
+        if self._pipe is not None:
+            self._pipe.close()
+        self._process = self._pipe = None
+
+    def close(self, timeout: float) -> None:
+        """Ask the child to end after its job, wait up to ``timeout``, then terminate it."""
+        if self._process is None:
+            return
+        try:
+            if self._pipe is not None:
+                self._pipe.send(None)
+        except (OSError, ValueError):
+            pass
+        self._process.join(timeout=max(timeout, 0.1))
+        if self._process.is_alive():
+            log.warning("a job process did not stop in time: terminated")
+            self._process.terminate()
+            self._process.join(timeout=5)
+        self._reap()
+
+
+def new_stop_event() -> Event:
+    """An event the children can wait on (made in their start method's context)."""
+    return _CONTEXT.Event()

@@ -1,0 +1,114 @@
+"""Jobs run in child processes of their own (``job_isolation=process``, the default): the
+service's process never runs profiling, a child that dies fails only its job, and stopping the
+service puts a running job back in the queue."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlalchemy import select
+
+from catalog_nb.server.job_process import DIED_MESSAGE
+from catalog_nb.server.jobs import REQUEUED_MESSAGE, JobRunner
+from catalog_nb.server.store.schema import jobs
+from tests.conftest import Http, Server
+from tests.server.source_helpers import create_source, run_job, start_job, wait_job
+
+
+def _runner(server: Server) -> JobRunner:
+    runner: JobRunner = server.embedded.app.state.jobs
+    return runner
+
+
+def _many_csv(folder: Path, files: int = 60, rows: int = 40_000) -> Path:
+    """Enough files that a job over them lasts seconds, stoppable between two of them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    body = "".join(f"{i},c{i % 9973},{i * 0.37:.2f}\n" for i in range(rows))
+    for n in range(files):
+        (folder / f"part_{n:03d}.csv").write_text("id,code,amount\n" + body)
+    return folder
+
+
+def _wait_progress(http: Http, key: str, timeout: float = 120) -> None:
+    """Until the job has profiled a few files (and has more to go)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        job = http.get(f"/job/{key}").json()
+        if job["state"] == "RUNNING" and (job["done"] or 0) >= 3:
+            return
+        assert job["state"] in ("QUEUED", "RUNNING"), job
+        assert time.monotonic() < deadline, "the job never got going"
+        time.sleep(0.02)
+
+
+def test_a_job_runs_in_a_child_process_that_stays_for_the_next(
+    make_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    (tmp_path / "a.csv").write_text("id,name\n1,x\n2,y\n")
+    server = make_server(data_roots=[tmp_path], job_workers=1)
+    http = server.session()
+    assert _runner(server).pids == []  # started on first use
+    source = create_source(http, "small", "FILE", str(tmp_path))
+    job = run_job(http, source["key"], "PROFILE")
+    assert job["counts"]["created"] == 1
+    pids = _runner(server).pids
+    assert len(pids) == 1 and pids[0] != os.getpid()
+    run_job(http, source["key"], "PROFILE")
+    assert _runner(server).pids == pids
+
+
+def test_a_child_that_dies_fails_its_job_and_the_next_job_runs(
+    make_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    folder = _many_csv(tmp_path / "many")
+    server = make_server(data_roots=[folder], job_workers=1)
+    http = server.session()
+    source = create_source(http, "many", "FILE", str(folder))
+    key = start_job(http, source["key"], "PROFILE")["key"]
+    _wait_progress(http, key)
+    (pid,) = _runner(server).pids
+    os.kill(pid, signal.SIGKILL)
+    job = wait_job(http, key)
+    assert job["state"] == "FAILED" and job["message"] == DIED_MESSAGE, job
+    # The service still answers, and a new child runs the next job.
+    again = run_job(http, source["key"], "PROFILE")
+    assert again["counts"]["errors"] == 0, again
+    assert _runner(server).pids and _runner(server).pids != [pid]
+
+
+def test_stopping_the_service_puts_a_running_job_back_in_the_queue(
+    make_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    folder = _many_csv(tmp_path / "many")
+    server = make_server(data_roots=[folder], job_workers=1)
+    http = server.session()
+    source = create_source(http, "many", "FILE", str(folder))
+    key = start_job(http, source["key"], "PROFILE")["key"]
+    _wait_progress(http, key)
+    (pid,) = _runner(server).pids
+    store = server.store
+    server.embedded.stop(timeout=60)
+    with store.read() as conn:
+        state, message = conn.execute(
+            select(jobs.c.state, jobs.c.message).where(jobs.c.key == key)).one()
+    assert (state, message) == ("QUEUED", REQUEUED_MESSAGE)
+    deadline = time.monotonic() + 10
+    while _alive(pid):
+        assert time.monotonic() < deadline, "the job process outlived the service"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A child that ended but was not reaped yet is a zombie: gone for this purpose.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
