@@ -13,6 +13,10 @@ Stopping: the runner sets a shared event; the child's job sees it between two re
 back to QUEUED, as a thread's would. A child that does not answer within the stop timeout is
 terminated. A child that dies (killed, out of memory) fails its job at once with a message, and
 the worker starts a new child for the next job.
+
+Writes take turns across the processes: SQLite's lock is not fair, and a child writing in
+back-to-back batches would keep a login of the service waiting; the service and its children
+count their waiting writers in one shared counter, and a batch writer lets them go first.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ _CONTEXT = mp.get_context("spawn")
 
 
 def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
-           startup: dict[str, Any], stop: Event) -> None:
+           startup: dict[str, Any], stop: Event, turns: Any) -> None:
     """The child's loop: run each job key received, answer with its final state.
 
     The parent's settings change at run time (``PUT /config``, or another process through the
@@ -47,7 +51,7 @@ def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
     """
     from catalog_nb.server.jobs import run_job
     from catalog_nb.server.runtime_config import RuntimeConfig
-    from catalog_nb.server.store import Store
+    from catalog_nb.server.store import Store, share_write_turns
     from catalog_nb.server.store import config as config_store
 
     if hasattr(os, "nice"):
@@ -56,6 +60,7 @@ def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
     logging.basicConfig(level=logging.WARNING)
     store = Store(url, busy_timeout=busy_timeout, pool_size=2, max_overflow=2,
                   application_name="catalog-nb jobs")
+    share_write_turns(url, turns)
     runtime = RuntimeConfig(settings)
     runtime.startup.update(startup)
     try:
@@ -82,8 +87,8 @@ class JobProcess:
     """One child process that runs jobs one at a time (see the module docstring)."""
 
     def __init__(self, url: str, busy_timeout: float, settings: Settings,
-                 startup: dict[str, Any], stop: Event) -> None:
-        self._args = (url, busy_timeout, settings, startup, stop)
+                 startup: dict[str, Any], stop: Event, turns: Any) -> None:
+        self._args = (url, busy_timeout, settings, startup, stop, turns)
         self._process: Any = None
         self._pipe: Connection | None = None
 
@@ -143,3 +148,9 @@ class JobProcess:
 def new_stop_event() -> Event:
     """An event the children can wait on (made in their start method's context)."""
     return _CONTEXT.Event()
+
+
+def new_turns_counter() -> Any:
+    """A counter of waiting writers the service and its children share (see
+    :func:`catalog_nb.server.store.share_write_turns`)."""
+    return _CONTEXT.Value("i", 0)

@@ -20,7 +20,12 @@ from sqlalchemy.engine import make_url
 
 from catalog_nb.contract import JobState
 from catalog_nb.server.errors import ServiceError
-from catalog_nb.server.job_process import DIED_MESSAGE, JobProcess, new_stop_event
+from catalog_nb.server.job_process import (
+    DIED_MESSAGE,
+    JobProcess,
+    new_stop_event,
+    new_turns_counter,
+)
 from catalog_nb.server.job_work import (
     REQUEUED_MESSAGE,
     STALE_MESSAGE,
@@ -32,7 +37,7 @@ from catalog_nb.server.job_work import (
 from catalog_nb.server.profiling.connect import redact
 from catalog_nb.server.profiling.threads import run_in_background
 from catalog_nb.server.settings import Settings
-from catalog_nb.server.store import Store, staging
+from catalog_nb.server.store import Store, share_write_turns, staging
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store.common import now_ms
 
@@ -145,6 +150,7 @@ class JobRunner:
         # A child process cannot open the parent's in-memory database.
         self.processes = settings.job_isolation == "process" and not _in_memory(store.url)
         self._stop_children = new_stop_event() if self.processes else None
+        self._turns = new_turns_counter() if self.processes else None
         self._children: list[JobProcess] = []
         self._startup = dict(startup or {})
         self._lock = threading.Lock()
@@ -164,11 +170,13 @@ class JobRunner:
             # Nobody will call stop() on a runner that never started: close its pool here.
             self.store.dispose()
             raise
+        if self._turns is not None:
+            share_write_turns(self.store.url, self._turns)
         for number in range(self.settings.job_workers):
             child = None
             if self._stop_children is not None:
                 child = JobProcess(self.store.url, self.store.busy_timeout, self.settings,
-                                   dict(self._startup), self._stop_children)
+                                   dict(self._startup), self._stop_children, self._turns)
                 self._children.append(child)
             thread = threading.Thread(target=self._work, args=(child,),
                                       name=f"catalog-job-{number}", daemon=True)
@@ -203,6 +211,8 @@ class JobRunner:
             thread.join(max(0.0, deadline - time.monotonic()))
         for child in self._children:
             child.close(deadline - time.monotonic())
+        if self._turns is not None:
+            share_write_turns(self.store.url, None)
         self.store.dispose()
 
     @property

@@ -61,23 +61,43 @@ class _Turns:
     SQLite's busy handler is not fair: a waiting connection sleeps (up to 100 ms at a time) and
     retries, so a thread that commits and at once begins its next batch wins the lock again and
     again; a login waiting behind a job's batches could wait for the whole job. A batch writer
-    therefore lets the threads already waiting go first (up to ``YIELD_AT_MOST_SECONDS``).
+    therefore lets the threads already waiting go first (up to ``YIELD_AT_MOST_SECONDS``). Jobs
+    run in processes of their own, so the service and its job processes count their waiting
+    writers in one shared counter (:func:`share_write_turns`).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._waiting: Counter[str] = Counter()
         self._last = threading.local()
+        # url -> a multiprocessing.Value("i") the service and its job processes all count in
+        self._shared: dict[str, Any] = {}
+
+    def share(self, url: str, counter: Any | None) -> None:
+        """Count this process's waiting writers of ``url`` in ``counter`` too (None: stop), a
+        counter the other processes writing to it share, so they take turns with each other."""
+        with self._lock:
+            if counter is None:
+                self._shared.pop(url, None)
+            else:
+                self._shared[url] = counter
 
     def waiting(self, url: str) -> int:
         with self._lock:
-            return self._waiting[url]
+            shared = self._shared.get(url)
+            if shared is None:
+                return self._waiting[url]
+        return int(shared.value)
 
     def add(self, url: str, delta: int) -> None:
         with self._lock:
             self._waiting[url] += delta
             if self._waiting[url] <= 0:
                 del self._waiting[url]
+            shared = self._shared.get(url)
+        if shared is not None:
+            with shared.get_lock():
+                shared.value = max(0, shared.value + delta)
 
     def yield_if_batching(self, url: str) -> None:
         last = getattr(self._last, "committed", None)
@@ -92,6 +112,12 @@ class _Turns:
 
 
 _TURNS = _Turns()
+
+
+def share_write_turns(url: str, counter: Any | None) -> None:
+    """Take turns at SQLite's write lock with the other processes counting in ``counter`` (a
+    ``multiprocessing.Value("i")``: the service and its job processes); None stops."""
+    _TURNS.share(url, counter)
 
 
 def is_busy(exc: BaseException) -> bool:
