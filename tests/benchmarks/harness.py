@@ -30,12 +30,18 @@ def lake_main(run: Callable[[float, int, Path], None], description: str, prefix:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", type=Path, help="build in this folder and keep it")
     args = parser.parse_args(argv)
-    if args.keep:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        run(args.scale, args.seed, args.keep.resolve())
+    return in_folder(args.keep, prefix, lambda folder: run(args.scale, args.seed, folder))
+
+
+def in_folder(keep: Path | None, prefix: str, run: Callable[[Path], None]) -> int:
+    """Call ``run(folder)`` with ``keep`` (made if needed, kept afterwards) or a temporary
+    folder; returns 0 (the exit status of a benchmark that ran)."""
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+        run(keep.resolve())
         return 0
     with tempfile.TemporaryDirectory(prefix=prefix) as folder:
-        run(args.scale, args.seed, Path(folder))
+        run(Path(folder))
     return 0
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +39,7 @@ from catalog_nb.server.store import Store
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store import sources as source_store
 from catalog_nb.server.store.schema import data_resources, join_conditions, lineage_edges
+from tests.benchmarks.harness import in_folder
 
 COLUMNS = 20
 DIMENSIONS = 20
@@ -188,13 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--keep", type=Path, help="build in this folder and keep it")
     args = parser.parse_args(argv)
-    if args.keep:
-        args.keep.mkdir(parents=True, exist_ok=True)
-        run(args.keep.resolve(), args.files, args.rows)
-        return 0
-    with tempfile.TemporaryDirectory(prefix="incremental-discovery-") as folder:
-        run(Path(folder), args.files, args.rows)
-    return 0
+    return in_folder(args.keep, "incremental-discovery-",
+                     lambda folder: run(folder, args.files, args.rows))
 
 
 if __name__ == "__main__":

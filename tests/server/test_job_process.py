@@ -9,6 +9,7 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 
@@ -61,9 +62,10 @@ def test_a_job_runs_in_a_child_process_that_stays_for_the_next(
     assert _runner(server).pids == pids
 
 
-def test_a_child_that_dies_fails_its_job_and_the_next_job_runs(
-    make_server: Callable[..., Server], tmp_path: Path
-) -> None:
+def _busy(make_server: Callable[..., Server], tmp_path: Path
+          ) -> tuple[Server, Http, dict[str, Any], str, int]:
+    """A server with one worker in the middle of a PROFILE job: the server, a session, the
+    source, the job's key and the pid of the process running it."""
     folder = _many_csv(tmp_path / "many")
     server = make_server(data_roots=[folder], job_workers=1)
     http = server.session()
@@ -71,6 +73,13 @@ def test_a_child_that_dies_fails_its_job_and_the_next_job_runs(
     key = start_job(http, source["key"], "PROFILE")["key"]
     _wait_progress(http, key)
     (pid,) = _runner(server).pids
+    return server, http, source, str(key), pid
+
+
+def test_a_child_that_dies_fails_its_job_and_the_next_job_runs(
+    make_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    server, http, source, key, pid = _busy(make_server, tmp_path)
     os.kill(pid, signal.SIGKILL)
     job = wait_job(http, key)
     assert job["state"] == "FAILED" and job["message"] == DIED_MESSAGE, job
@@ -83,13 +92,7 @@ def test_a_child_that_dies_fails_its_job_and_the_next_job_runs(
 def test_stopping_the_service_puts_a_running_job_back_in_the_queue(
     make_server: Callable[..., Server], tmp_path: Path
 ) -> None:
-    folder = _many_csv(tmp_path / "many")
-    server = make_server(data_roots=[folder], job_workers=1)
-    http = server.session()
-    source = create_source(http, "many", "FILE", str(folder))
-    key = start_job(http, source["key"], "PROFILE")["key"]
-    _wait_progress(http, key)
-    (pid,) = _runner(server).pids
+    server, _, _, key, pid = _busy(make_server, tmp_path)
     store = server.store
     server.embedded.stop(timeout=60)
     with store.read() as conn:
