@@ -262,10 +262,17 @@ class JobRunner:
             run_in_background()
             run_job(self.store, self.settings, key, should_stop=self._stop.is_set)
         elif not child.run(key):
+            # Terminated by a stop that could not wait for it: the job runs again at the next
+            # start, as a stopped thread's would. Otherwise the process died on the job.
+            stopping = self._stop.is_set()
             with self.store.write() as conn:
                 if job_store.get(conn, key)["state"] == JobState.RUNNING.value:
-                    job_store.finish(conn, key, JobState.FAILED, DIED_MESSAGE)
-            log.error("the process running job %s died", key)
+                    if stopping:
+                        job_store.requeue(conn, key, REQUEUED_MESSAGE)
+                    else:
+                        job_store.finish(conn, key, JobState.FAILED, DIED_MESSAGE)
+            if not stopping:
+                log.error("the process running job %s died", key)
 
     def _beat(self) -> None:
         sweep_every = max(self.settings.job_heartbeat_seconds, self.settings.job_stale_seconds / 2)

@@ -15,6 +15,10 @@ from sqlalchemy import select
 
 from catalog_nb.server.job_process import DIED_MESSAGE
 from catalog_nb.server.jobs import REQUEUED_MESSAGE, JobRunner
+from catalog_nb.server.settings import Settings
+from catalog_nb.server.store import Store
+from catalog_nb.server.store import jobs as job_store
+from catalog_nb.server.store import sources as source_store
 from catalog_nb.server.store.schema import jobs
 from tests.conftest import Http, Server
 from tests.server.source_helpers import create_source, run_job, start_job, wait_job
@@ -115,3 +119,33 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_child_still_in_a_resource_when_the_stop_runs_out_requeues_its_job(
+    store: Store, tmp_path: Path
+) -> None:
+    folder = tmp_path / "one"
+    folder.mkdir()
+    with (folder / "big.csv").open("w") as out:  # one resource that takes seconds
+        out.write("id,code,amount\n")
+        out.writelines(f"{i},c{i % 9973},{i * 0.37:.2f}\n" for i in range(3_000_000))
+    settings = Settings(data_roots=[folder], admin_password=None, job_workers=1)
+    with store.write() as conn:
+        source = source_store.create_source(
+            conn, {"name": "one", "source_type": "FILE", "uri": str(folder)})
+        key = str(job_store.create(conn, "PROFILE", str(source["key"]), None, None)["key"])
+    runner = JobRunner(store, settings).start()
+    runner.submit(key)
+    deadline = time.monotonic() + 60
+    while True:
+        with store.read() as conn:
+            job = job_store.get(conn, key)
+        if job["state"] == "RUNNING" and (job["work_done"] or 0) > 0:
+            break
+        assert job["state"] in ("QUEUED", "RUNNING") and time.monotonic() < deadline, job
+        time.sleep(0.02)
+    runner.stop(timeout=0.2)  # far shorter than the file takes
+    with store.read() as conn:
+        job = job_store.get(conn, key)
+    assert (job["state"], job["message"]) == ("QUEUED", REQUEUED_MESSAGE), job
+    assert runner.pids == []
