@@ -8,10 +8,12 @@ hashes of the distinct values), never from the data:
    :data:`MAX_KEY_LENGTH`, or mostly several words: names, addresses, prose). Floating-point
    measures, integers named as measures (:data:`MEASURE_TOKENS`: ``order_count``,
    ``total``), dates, times, booleans and nested values are never keys.
-2. **Candidate pairs** come from an inverted index ``hash -> fields``: two fields are compared
+2. **Candidate pairs** come from an inverted index ``hash -> fields`` (one sorted array of
+   every key field's hashes, paired run by run with vector operations): two fields are compared
    only when they share at least :data:`MIN_SHARED` hashes, so the work grows with the number
    of fields times k. A hash held by more than :data:`MAX_POSTING` fields (``1``, ``2``... in
-   every counter) says nothing about a particular pair and is not counted.
+   every counter) says nothing about a particular pair and is not counted. An incremental run
+   (a PROFILE job) pairs only the fields of the resources it changed.
 3. **Containment** of each side in the other is estimated from the sketches; a pair is kept
    when one direction reaches ``join_min_containment`` on at least :data:`MIN_SAMPLE` hashes
    (:data:`MIN_SAMPLE_NAMED` when the names agree).
@@ -32,7 +34,8 @@ hashes of the distinct values), never from the data:
 
 Declared foreign keys of SQL tables are stored as DECLARED with score 1.0 whatever the sketches
 say, and a discovered pair they already cover is dropped. Self-joins (both sides in one
-resource) are only ever declared. Every run replaces all earlier conditions in one transaction.
+resource) are only ever declared. A full run replaces all earlier conditions in one
+transaction; an incremental run, those with a side in a changed resource (and the declared ones).
 """
 
 from __future__ import annotations
