@@ -25,9 +25,11 @@ derived from several candidates keeps the best, plus any within :data:`TIE` of i
 drops a candidate that is itself upstream of another kept one (a cleaned subset of an export is
 derived from the export, not also from the export's table): edges stay direct.
 
-The work grows with the number of fields times the sketch size (see :class:`Inference`): all
-sketches' hashes sit in one sorted array, and a field's shared hashes with every other field of
-the catalog come from a few vector operations, never from comparing pairs one by one.
+The work grows with the number of fields times the sketch size (see :class:`Inference`): the
+sketches' hashes sit in one sorted array, and a field's shared hashes with the fields of the
+catalog that share any come from a few vector operations, never from comparing pairs one by one.
+An incremental run (a PROFILE job) recomputes only the resources the changed ones may now feed,
+or fed (:meth:`Inference.reachable`).
 """
 
 from __future__ import annotations
