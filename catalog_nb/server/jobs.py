@@ -118,6 +118,10 @@ def heartbeat(store: Store, key: str, seconds: float) -> Iterator[None]:
         thread.join(seconds)
 
 
+#: How long a worker may take to record its job once its child process is gone.
+CHILD_GONE_SECONDS = 5.0
+
+
 def _in_memory(url: str) -> bool:
     database = make_url(url).database
     return make_url(url).get_backend_name() == "sqlite" and database in (None, "", ":memory:")
@@ -211,6 +215,10 @@ class JobRunner:
             thread.join(max(0.0, deadline - time.monotonic()))
         for child in self._children:
             child.close(deadline - time.monotonic())
+        if self._children:
+            # A worker whose child was just terminated puts its job back in the queue: let it.
+            for thread in self._threads:
+                thread.join(CHILD_GONE_SECONDS)
         if self._turns is not None:
             share_write_turns(self.store.url, None)
         self.store.dispose()

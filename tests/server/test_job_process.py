@@ -102,6 +102,7 @@ def test_stopping_the_service_puts_a_running_job_back_in_the_queue(
     with store.read() as conn:
         state, message = conn.execute(
             select(jobs.c.state, jobs.c.message).where(jobs.c.key == key)).one()
+    store.dispose()  # the stopped service's pool: this read opened a connection again
     assert (state, message) == ("QUEUED", REQUEUED_MESSAGE)
     deadline = time.monotonic() + 10
     while _alive(pid):
@@ -126,9 +127,10 @@ def test_a_child_still_in_a_resource_when_the_stop_runs_out_requeues_its_job(
 ) -> None:
     folder = tmp_path / "one"
     folder.mkdir()
-    with (folder / "big.csv").open("w") as out:  # one resource that takes seconds
-        out.write("id,code,amount\n")
-        out.writelines(f"{i},c{i % 9973},{i * 0.37:.2f}\n" for i in range(3_000_000))
+    # Two resources of a second or more each: the stop lands in the first.
+    body = "".join(f"{i},c{i % 9973},{i * 0.37:.2f}\n" for i in range(2_000_000))
+    for name in ("big_1.csv", "big_2.csv"):
+        (folder / name).write_text("id,code,amount\n" + body)
     settings = Settings(data_roots=[folder], admin_password=None, job_workers=1)
     with store.write() as conn:
         source = source_store.create_source(
