@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy.engine import make_url
-
 from catalog_nb.contract import JobState
 from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.job_process import (
@@ -122,11 +120,6 @@ def heartbeat(store: Store, key: str, seconds: float) -> Iterator[None]:
 CHILD_GONE_SECONDS = 5.0
 
 
-def _in_memory(url: str) -> bool:
-    database = make_url(url).database
-    return make_url(url).get_backend_name() == "sqlite" and database in (None, "", ":memory:")
-
-
 class JobRunner:
     """The service's job workers: ``settings.job_workers`` daemon threads and a heartbeat; each
     worker runs its jobs in a child process of its own (:mod:`.job_process`) unless
@@ -152,7 +145,7 @@ class JobRunner:
                            max_overflow=threads, application_name="catalog-nb jobs")
         self.settings = settings
         # A child process cannot open the parent's in-memory database.
-        self.processes = settings.job_isolation == "process" and not _in_memory(store.url)
+        self.processes = settings.job_isolation == "process" and not store.in_memory
         self._stop_children = new_stop_event() if self.processes else None
         self._turns = new_turns_counter() if self.processes else None
         self._children: list[JobProcess] = []

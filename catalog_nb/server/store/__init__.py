@@ -163,6 +163,9 @@ class Store:
         self.max_overflow = max_overflow
         self.application_name = application_name
         self.dialect = make_url(url).get_backend_name()
+        database = make_url(url).database
+        #: An in-memory SQLite database: no other process can open it.
+        self.in_memory = self.dialect == "sqlite" and database in (None, "", ":memory:")
         self.engine = self._make_engine(url)
 
     def _make_engine(self, url: str) -> Engine:
@@ -184,7 +187,7 @@ class Store:
                 connect_args=connect_args,
             )
         database = make_url(url).database
-        if database and database != ":memory:":
+        if database and not self.in_memory:
             Path(database).parent.mkdir(parents=True, exist_ok=True)
         # NullPool: SQLite connections are cheap, and per-request connections avoid sharing one
         # connection between the threads that run routes.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from sqlalchemy import Connection, Table, select, text
@@ -14,6 +14,19 @@ from sqlalchemy.exc import IntegrityError
 from catalog_nb.contract import MAX_NAME_LENGTH, ErrorCode
 from catalog_nb.server.confusables import canonical_name, name_keys
 from catalog_nb.server.errors import BadRequest, Conflict
+
+#: Keys per ``IN (...)`` list: well under the oldest SQLite limit of 999 bound parameters.
+IN_CHUNK = 500
+
+
+def chunks(keys: Sequence[str], size: int = IN_CHUNK) -> Iterator[Sequence[str]]:
+    """``keys`` in slices of at most ``size``, one ``IN (...)`` list each.
+
+    >>> [list(c) for c in chunks(["a", "b", "c"], 2)]
+    [['a', 'b'], ['c']]
+    """
+    for at in range(0, len(keys), size):
+        yield keys[at:at + size]
 
 
 def new_key() -> str:

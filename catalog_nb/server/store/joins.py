@@ -31,7 +31,7 @@ from sqlalchemy import (
 
 from catalog_nb.contract import TagAssociationState
 from catalog_nb.server.security import Visibility
-from catalog_nb.server.store.common import new_key, now_ms
+from catalog_nb.server.store.common import chunks, new_key, now_ms
 from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
@@ -50,8 +50,6 @@ A, T, D = tag_associations, tags, tag_domains
 DECLARED = "DECLARED"
 DISCOVERED = "DISCOVERED"
 ORIGINS = (DECLARED, DISCOVERED)
-#: Resource keys per ``IN`` list.
-_CHUNK = 500
 
 
 # --------------------------------------------------------------------------- discovery side
@@ -131,8 +129,7 @@ def replace_touching(conn: Connection, conditions: Sequence[NewCondition],
     by ``conditions`` (caller's transaction): what incremental discovery found."""
     conn.execute(delete(J).where(J.c.origin == DECLARED))
     keys = sorted(set(changed))
-    for start in range(0, len(keys), _CHUNK):
-        chunk = keys[start:start + _CHUNK]
+    for chunk in chunks(keys):
         conn.execute(delete(J).where(J.c.origin == DISCOVERED,
                                      or_(J.c.left_key.in_(chunk), J.c.right_key.in_(chunk))))
     _insert(conn, conditions)
@@ -143,9 +140,8 @@ def _insert(conn: Connection, conditions: Sequence[NewCondition]) -> None:
         return
     keys = sorted({c.left_key for c in conditions} | {c.right_key for c in conditions})
     existing: set[str] = set()
-    for start in range(0, len(keys), _CHUNK):
-        existing.update(conn.execute(
-            select(R.c.key).where(R.c.key.in_(keys[start:start + _CHUNK]))).scalars())
+    for chunk in chunks(keys):
+        existing.update(conn.execute(select(R.c.key).where(R.c.key.in_(chunk))).scalars())
     now = now_ms()
     rows = [
         {

@@ -30,7 +30,7 @@ from sqlalchemy import (
 
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.security import Visibility
-from catalog_nb.server.store.common import new_key, now_ms
+from catalog_nb.server.store.common import chunks, new_key, now_ms
 from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
@@ -154,8 +154,7 @@ def _lock(conn: Connection) -> None:
 def _existing(conn: Connection, keys: Iterable[str]) -> set[str]:
     wanted = sorted(set(keys))
     found: set[str] = set()
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
+    for chunk in chunks(wanted):
         found.update(conn.execute(select(R.c.key).where(R.c.key.in_(chunk))).scalars())
     return found
 
@@ -197,9 +196,9 @@ def replace_edges_into(conn: Connection, lineage_type: str, edges: Sequence[Edge
     transaction; returns the number of edges stored."""
     _lock(conn)
     keys = sorted(set(downstream) | {e.downstream_key for e in edges})
-    for start in range(0, len(keys), 500):
+    for chunk in chunks(keys):
         conn.execute(delete(E).where(E.c.lineage_type == lineage_type,
-                                     E.c.downstream_key.in_(keys[start:start + 500])))
+                                     E.c.downstream_key.in_(chunk)))
     return _insert_edges(conn, lineage_type, edges)
 
 
@@ -244,8 +243,7 @@ def visible_nodes(
     name and lineage status); invisible ones are simply absent."""
     found: dict[str, dict[str, Any]] = {}
     wanted = sorted(set(keys))
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
+    for chunk in chunks(wanted):
         query = _node_query().where(R.c.key.in_(chunk), visible_condition(conn, vis))
         for row in conn.execute(query).mappings():
             found[row["key"]] = dict(row)
@@ -261,8 +259,7 @@ def edges_touching(
     column = E.c.downstream_key if upstream else E.c.upstream_key
     found: list[dict[str, Any]] = []
     wanted = sorted(set(keys))
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
+    for chunk in chunks(wanted):
         query = (select(E).where(column.in_(chunk), E.c.lineage_type.in_(list(types)))
                  .order_by(E.c.upstream_key, E.c.downstream_key, E.c.lineage_type))
         found.extend(dict(r) for r in conn.execute(query).mappings())

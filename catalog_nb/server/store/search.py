@@ -58,7 +58,7 @@ from catalog_nb.server.search.query import (
 )
 from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import folders as folder_store
-from catalog_nb.server.store.common import new_key, now_ms
+from catalog_nb.server.store.common import chunks, new_key, now_ms
 from catalog_nb.server.store.resources import specs_condition, visible_condition
 from catalog_nb.server.store.schema import (
     custom_properties,
@@ -76,7 +76,6 @@ from catalog_nb.server.store.schema import (
 R, S, FV, DOC = data_resources, data_sources, search_facet_values, search_documents
 _SENSITIVITY_RANK = {s.value: rank for rank, s in enumerate(Sensitivity)}
 _INDEXED_STATES = (TagAssociationState.ACCEPTED.value, TagAssociationState.SUGGESTED.value)
-_CHUNK = 500
 #: Fields (by position) whose names a resource's document holds; fields people named, described
 #: or commented on count whatever their position. The write that refreshes a document must stay
 #: short: a JSON document of 300,000 keys would otherwise spend a second of the write lock here.
@@ -88,18 +87,13 @@ KEEP_PER_SESSION = 20
 # ----------------------------------------------------------------------------- the index
 
 
-def _chunks(keys: Sequence[str]) -> Iterable[Sequence[str]]:
-    for at in range(0, len(keys), _CHUNK):
-        yield keys[at:at + _CHUNK]
-
-
 def refresh(conn: Connection, resource_keys: Iterable[str]) -> None:
     """Rebuild the index document and facet values of these resources (gone ones are dropped)."""
     keys = sorted({k for k in resource_keys if k})
     if not keys:
         return
     index = index_for(conn)
-    for chunk in _chunks(keys):
+    for chunk in chunks(keys):
         _refresh(conn, index, list(chunk))
 
 

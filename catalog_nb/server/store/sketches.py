@@ -12,12 +12,10 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
+from catalog_nb.server.store.common import chunks
 from catalog_nb.server.store.schema import data_resources, resource_fields
 
 R, F = data_resources, resource_fields
-
-#: Resource keys per ``IN`` list.
-_CHUNK = 500
 
 #: The resource columns relation discovery reads.
 RESOURCE_COLUMNS = (
@@ -48,11 +46,11 @@ def sketched_fields(conn: Connection, keys: Sequence[str]) -> Iterator[dict[str,
     """The fields holding a value sketch of these resources, in resource and field order:
     ``resource_key, name, position, data_type, properties, sketch``."""
     wanted = sorted(set(keys))
-    for start in range(0, len(wanted), _CHUNK):
+    for chunk in chunks(wanted):
         query = (
             select(F.c.resource_key, F.c.name, F.c.position, F.c.data_type, F.c.properties,
                    F.c.sketch)
-            .where(F.c.resource_key.in_(wanted[start:start + _CHUNK]), F.c.sketch.is_not(None))
+            .where(F.c.resource_key.in_(chunk), F.c.sketch.is_not(None))
             .order_by(F.c.resource_key, F.c.position)
         )
         result = conn.execute(query)
