@@ -25,6 +25,7 @@ import contextlib
 import logging
 import multiprocessing as mp
 import os
+import threading
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event
 from typing import Any
@@ -91,6 +92,7 @@ class JobProcess:
         self._args = (url, busy_timeout, settings, startup, stop, turns)
         self._process: Any = None
         self._pipe: Connection | None = None
+        self._reaping = threading.Lock()
 
     def _start(self) -> Connection:
         parent, child = _CONTEXT.Pipe()
@@ -122,26 +124,32 @@ class JobProcess:
         return self._process is not None and self._process.is_alive()
 
     def _reap(self) -> None:
-        if self._process is not None:
-            self._process.join(timeout=5)
-        if self._pipe is not None:
-            self._pipe.close()
-        self._process = self._pipe = None
+        # Both the worker (its child died under it) and the stopping thread (it terminated the
+        # child) reap: whichever comes first takes the handles, so nothing is closed twice.
+        with self._reaping:
+            process, pipe = self._process, self._pipe
+            self._process = self._pipe = None
+        if process is not None:
+            process.join(timeout=5)
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
     def close(self, timeout: float) -> None:
         """Ask the child to end after its job, wait up to ``timeout``, then terminate it."""
-        if self._process is None:
+        process, pipe = self._process, self._pipe
+        if process is None:
             return
         try:
-            if self._pipe is not None:
-                self._pipe.send(None)
+            if pipe is not None:
+                pipe.send(None)
         except (OSError, ValueError):
             pass
-        self._process.join(timeout=max(timeout, 0.1))
-        if self._process.is_alive():
+        process.join(timeout=max(timeout, 0.1))
+        if process.is_alive():
             log.warning("a job process did not stop in time: terminated")
-            self._process.terminate()
-            self._process.join(timeout=5)
+            process.terminate()
+            process.join(timeout=5)
         self._reap()
 
 

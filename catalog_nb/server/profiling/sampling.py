@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -137,10 +138,20 @@ def pattern_of(text: str) -> str:
     return str(shapes(pa.array([text], pa.string()))[0].as_py())
 
 
-def _counts(values: pa.Array) -> pa.Table:
-    """Each distinct value and how often it occurs: columns ``value`` and ``count``."""
-    counts = pc.value_counts(values)
-    return pa.table({"value": counts.field("values"), "count": counts.field("counts")})
+def _counts(values: pa.Array, weights: pa.ChunkedArray | None = None) -> pa.Table:
+    """Each distinct value (in order of first appearance) and how often it occurs, or the sum of
+    its ``weights``: columns ``value`` and ``count``. ``values`` holds no null.
+
+    By dictionary code and NumPy rather than ``pc.value_counts``, which is up to 4x slower on
+    mostly distinct values (a key column of 100,000 rows: 21 ms against 6).
+    """
+    encoded = pc.dictionary_encode(values)
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    if weights is None:
+        sums = np.bincount(codes, minlength=len(encoded.dictionary))
+    else:
+        sums = np.bincount(codes, weights=weights.to_numpy(), minlength=len(encoded.dictionary))
+    return pa.table({"value": encoded.dictionary, "count": pa.array(sums.astype(np.int64))})
 
 
 def _top(table: pa.Table, limit: int) -> list[tuple[Any, int]]:
@@ -187,11 +198,7 @@ def _regroup(keys: pa.Array, counts: pa.ChunkedArray) -> pa.Table:
             summed[key] += count
         return pa.table({"value": pa.array(list(summed), keys.type),
                          "count": pa.array(list(summed.values()), pa.int64())})
-    # by dictionary code with NumPy: Arrow's grouping machinery costs more to start
-    encoded = pc.dictionary_encode(keys)
-    sums = np.bincount(encoded.indices.to_numpy(zero_copy_only=False),
-                       weights=counts.to_numpy(), minlength=len(encoded.dictionary))
-    return pa.table({"value": encoded.dictionary, "count": pa.array(sums.astype(np.int64))})
+    return _counts(keys, counts)
 
 
 def _typed(values: pa.Array, texts: pa.Array, data_type: DataType) -> pa.Array:
@@ -270,56 +277,89 @@ class Reservoir:
         return all_rows[chosen], all_slots[chosen]
 
 
-class ColumnSample:
-    """One column's values in the reservoir's slots, kept as Arrow arrays (never Python objects).
+class RowSample:
+    """The reservoir's rows of every column, kept as Arrow arrays (never Python objects).
 
-    Writes are appended as ``(slots, values)`` parts; a later write to a slot replaces an earlier
-    one. Parts are compacted when they hold more than twice the capacity, so memory stays
-    bounded whatever the number of rows.
+    Each chunk adds one part: the slots its kept rows go to (shared by every column, so the
+    bookkeeping of which write wins a slot is done once per table, not once per column) and each
+    column's values for them. A later write to a slot replaces an earlier one. Parts are compacted
+    when they hold more than twice the capacity, so memory stays bounded whatever the number of
+    rows. A column first seen late has nulls in the slots written before it.
     """
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._slots: list[np.ndarray] = []
-        self._values: list[pa.Array] = []
+        self._values: dict[str, list[pa.Array | None]] = {}
         self._held = 0
+        self._arranged = False
+        self._order: np.ndarray | None = None
 
-    def put(self, slots: np.ndarray, values: pa.Array | None) -> None:
-        """Write ``values`` (None: nulls) into ``slots``."""
+    def add_column(self, name: str) -> None:
+        """Make room for a column (nulls in every slot written so far)."""
+        self._values.setdefault(name, [None] * len(self._slots))
+
+    def put(self, slots: np.ndarray, values: Mapping[str, pa.Array | None]) -> None:
+        """Write one chunk's kept rows: ``values`` by column name, each holding ``len(slots)``
+        values (a column missing or None: nulls)."""
         if not len(slots):
             return
+        self._arranged = False
         self._slots.append(slots)
-        self._values.append(pa.nulls(len(slots)) if values is None else values)
+        for name, parts in self._values.items():
+            parts.append(values.get(name))
         self._held += len(slots)
         if self._held > 2 * self.capacity:
-            self._compact()
+            slots, keep = self._plan()
+            for name, parts in self._values.items():
+                joined = self._joined(parts)
+                self._values[name] = [joined if keep is None else joined.take(pa.array(keep))]
+            self._slots, self._held = [slots], len(slots)
 
-    def _compact(self) -> tuple[np.ndarray, pa.Array]:
+    def _plan(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """The slots held, ascending, and for each the position of its last write in the
+        concatenated parts (None: the parts hold each slot once, in order)."""
         if not self._slots:
-            return np.empty(0, np.int64), pa.nulls(0)
+            return np.empty(0, np.int64), None
         slots = np.concatenate(self._slots)
-        values = _concat(self._values)
         if len(slots) <= self.capacity and (np.diff(slots) > 0).all():
-            # still filling: every slot written once, in order (a file within the sample)
-            self._slots, self._values = [slots], [values]
-            return slots, values
-        # the last write of each slot wins: the greatest write position per slot
+            return slots, None  # still filling: every slot written once, in order
         last = np.full(self.capacity, -1, dtype=np.int64)
-        np.maximum.at(last, slots, np.arange(len(slots), dtype=np.int64))
-        keep = np.sort(last[last >= 0])
-        slots, values = slots[keep], values.take(pa.array(keep))
-        self._slots, self._values, self._held = [slots], [values], len(slots)
-        return slots, values
+        base = 0
+        for part in self._slots:  # a part holds each slot at most once; later parts win
+            last[part] = np.arange(base, base + len(part), dtype=np.int64)
+            base += len(part)
+        held = np.flatnonzero(last >= 0)
+        return held, last[held]
 
-    def values(self, size: int) -> pa.Array:
-        """The ``size`` first slots' values in slot order (null where nothing was written)."""
-        slots, values = self._compact()
-        if len(slots) == size and (size == 0 or slots[-1] == size - 1):
-            return values  # slots 0..size-1 in order: nothing to rearrange
-        index = np.full(size, -1, dtype=np.int64)
+    def _joined(self, parts: list[pa.Array | None]) -> pa.Array:
+        return _concat([pa.nulls(len(slots)) if part is None else part
+                        for slots, part in zip(self._slots, parts, strict=True)])
+
+    def arrange(self, size: int) -> None:
+        """Fix what :meth:`values` returns: the ``size`` first slots, in slot order."""
+        slots, keep = self._plan()
+        self._arranged = True
+        if keep is None and len(slots) == size and (size == 0 or slots[-1] == size - 1):
+            self._order = None  # the parts as they are
+            return
+        positions = np.arange(len(slots), dtype=np.int64) if keep is None else keep
+        order = np.full(size, -1, dtype=np.int64)
         inside = slots < size
-        index[slots[inside]] = np.flatnonzero(inside)
-        return values.take(pa.array(index, mask=index < 0))
+        order[slots[inside]] = positions[inside]
+        self._order = order
+
+    def values(self, name: str) -> pa.Array:
+        """One column's values in the slots :meth:`arrange` fixed (null where none was written).
+
+        Once arranged, safe to call from several threads at once.
+        """
+        if not self._arranged:
+            raise RuntimeError("RowSample.values() before arrange()")
+        joined = self._joined(self._values[name]) if self._slots else pa.nulls(0)
+        if self._order is None:
+            return joined
+        return joined.take(pa.array(self._order, mask=self._order < 0))
 
 
 def _concat(parts: list[pa.Array]) -> pa.Array:

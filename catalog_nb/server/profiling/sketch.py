@@ -41,7 +41,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from hashlib import blake2b
@@ -216,15 +216,18 @@ class ValueSketch:
         if len(raw) == 0:
             return self
         batch = hash_texts(normalise_texts(raw) if normalised is None else normalised)
-        self.hashes = _smallest_distinct(np.concatenate([self.hashes, batch]), self.k)
-        self._keep_raw(batch, lambda index: str(raw[index].as_py()))
+        # Once full, only hashes under the k-th smallest can enter: one comparison drops the
+        # rest before the partial sort (most of every chunk after the first few).
+        entering = batch[batch < self.hashes[-1]] if self.full else batch
+        self.hashes = _smallest_distinct(np.concatenate([self.hashes, entering]), self.k)
+        self._keep_raw(batch, raw)
         return self
 
     def _require_current(self) -> None:
         if self.algorithm != ALGORITHM:
             raise ValueError(f"a {self.algorithm} sketch cannot take new values: re-sketch it")
 
-    def _keep_raw(self, batch: np.ndarray, raw: Callable[[int], str]) -> None:
+    def _keep_raw(self, batch: np.ndarray, raw: pa.Array) -> None:
         limit = min(self.sample_limit, len(self.hashes))
         if limit == 0:
             self._raw.clear()
@@ -235,9 +238,13 @@ class ValueSketch:
         under = np.flatnonzero(batch <= np.uint64(threshold))
         # one index per distinct hash: a low-cardinality column repeats few values many times
         keys, first = np.unique(batch[under], return_index=True)
-        for key, index in zip(keys.tolist(), under[first].tolist(), strict=True):
-            if key not in self._raw:
-                self._raw[key] = raw(index)[:MAX_SAMPLE_CHARS]
+        new = [i for i, key in enumerate(keys.tolist()) if key not in self._raw]
+        if new:
+            # one take and one conversion for all of them: indexing values one by one costs
+            # a microsecond each, and the first chunk of every column brings hundreds
+            texts = raw.take(pa.array(under[first[new]])).to_pylist()
+            for key, text in zip(keys[new].tolist(), texts, strict=True):
+                self._raw[key] = str(text)[:MAX_SAMPLE_CHARS]
         for key in [key for key in self._raw if key > threshold]:
             del self._raw[key]
 

@@ -9,7 +9,7 @@ Two kinds of statistics, so that a 1 GB file never has to sit in memory:
 * **Sample-based** over a bounded reservoir sample of rows (default 100,000, Algorithm R with a
   fixed seed, one uniform draw per row so the sample does not depend on chunking either):
   distinct counts when every row fits the sample, most frequent values and patterns. The sample
-  is kept as Arrow arrays (:class:`~.sampling.ColumnSample`), never as Python objects.
+  is kept as Arrow arrays (:class:`~.sampling.RowSample`), never as Python objects.
 
 Types are read per chunk by :mod:`.inference` and joined across chunks. The columns of a chunk
 are folded in on a small pool of threads (Arrow's and Polars' kernels release the GIL), so
@@ -43,8 +43,8 @@ from catalog_nb.server.profiling.model import DataType, FieldProfile
 from catalog_nb.server.profiling.sampling import (
     SAMPLE_SEED,
     SHOWN_CHARS,
-    ColumnSample,
     Reservoir,
+    RowSample,
     json_number,
     sample_stats,
     sketch_chunk,
@@ -286,7 +286,7 @@ class TableProfiler:
         self._declared = dict(self._initial)
         self._reservoir = Reservoir(self.sample_rows, self._seed)
         self._columns: dict[str, ColumnAccumulator] = {}
-        self._samples: dict[str, ColumnSample] = {}
+        self._sample = RowSample(self.sample_rows)
         for name in self._declared:
             self._column(name)
 
@@ -294,7 +294,7 @@ class TableProfiler:
         if name not in self._columns:
             declared, nullable = self._declared.get(name, (None, None))
             self._columns[name] = ColumnAccumulator(name, declared, nullable, self._sketch_k)
-            self._samples[name] = ColumnSample(self.sample_rows)
+            self._sample.add_column(name)
         return self._columns[name]
 
     def declare(
@@ -310,19 +310,16 @@ class TableProfiler:
         rows, slots = self._reservoir.offer(n_rows)
         take = pa.array(rows, pa.int64())
         prefix = len(rows) > 0 and int(rows[-1]) == len(rows) - 1  # rows 0..n-1, ascending
-        work = [(self._column(name), self._samples[name], column)
-                for name, column in columns.items()]
+        work = [(self._column(name), column) for name, column in columns.items()]
 
-        def fold(item: tuple[ColumnAccumulator, ColumnSample, Column | pa.Array]) -> None:
-            accumulator, sample, column = item
+        def fold(item: tuple[ColumnAccumulator, Column | pa.Array]) -> pa.Array | None:
+            """The column's statistics updated; returns its values of the sampled rows."""
+            accumulator, column = item
             col = column if isinstance(column, Column) else Column(column)
             col.values = prepare_array(col.values)
             chunk_type = accumulator.update(col)
-            if not len(rows):
-                return
-            if chunk_type in _NO_SAMPLE:
-                sample.put(slots, None)
-                return
+            if not len(rows) or chunk_type in _NO_SAMPLE:
+                return None
             # While the reservoir fills, it takes a prefix of the chunk: a zero-copy slice
             values = (col.values.slice(0, len(rows)) if prefix else col.values.take(take))
             # Cut only when some value is longer (in bytes, read off the offsets) than the cut
@@ -331,11 +328,11 @@ class TableProfiler:
                 (pc.max(pc.binary_length(values)).as_py() or 0) > SAMPLED_VALUE_CHARS
             ):
                 values = pc.utf8_slice_codeunits(values, 0, SAMPLED_VALUE_CHARS)
-            sample.put(slots, values)
+            return values
 
-        _each(fold, work, n_rows * len(work))
-        for name in self._columns.keys() - columns.keys():
-            self._samples[name].put(slots, None)
+        sampled = _each(fold, work, n_rows * len(work))
+        self._sample.put(slots, {acc.name: values
+                                 for (acc, _), values in zip(work, sampled, strict=True)})
         self.row_count += n_rows
 
     def text_gaps(self) -> list[str]:
@@ -362,8 +359,10 @@ class TableProfiler:
         size = min(self.row_count, self.sample_rows)
         was_sampled = self.row_count > self.sample_rows if sampled is None else sampled
 
+        self._sample.arrange(size)
+
         def result(name: str) -> FieldProfile:
-            sample = self._samples[name].values(size)
+            sample = self._sample.values(name)
             return self._columns[name].result(self.row_count, sample, size, was_sampled)
 
         return _each(result, list(self._columns), size * len(self._columns))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from catalog_nb.server.profiling import sampling
 from catalog_nb.server.profiling.inference import python_column
 from catalog_nb.server.profiling.model import DataType, FieldProfile
-from catalog_nb.server.profiling.sampling import Reservoir, pattern_of
+from catalog_nb.server.profiling.sampling import Reservoir, RowSample, pattern_of
 from catalog_nb.server.profiling.stats import TableProfiler, profile_frame, profile_series
 
 
@@ -143,6 +144,41 @@ def test_reservoir_is_uniform_enough_and_deterministic() -> None:
         assert rows.tolist() == rows2.tolist() and slots.tolist() == slots2.tolist()
     assert len(kept) == 100
     assert sum(1 for row in kept.values() if row >= 5_000) == pytest.approx(50, abs=20)
+
+
+def test_row_sample_keeps_the_last_write_of_every_slot_for_every_column() -> None:
+    # The reservoir's slots feed a plain dictionary model alongside: whatever the compactions
+    # (capacity 50, chunks of 40 rows over 1,000 rows) and a column first seen half-way, each
+    # column's sample must be the model's value in every slot.
+    reservoir, sample = Reservoir(50, seed=3), RowSample(50)
+    model: dict[str, dict[int, Any]] = {"a": {}, "late": {}}
+    sample.add_column("a")
+    for start in range(0, 1_000, 40):
+        if start == 520:
+            sample.add_column("late")
+        rows, slots = reservoir.offer(40)
+        values = {"a": pa.array([start + r for r in rows.tolist()], pa.int64())}
+        if start >= 520:
+            values["late"] = pa.array([f"v{start + r}" for r in rows.tolist()], pa.string())
+        sample.put(slots, values)
+        for row, slot in zip(rows.tolist(), slots.tolist(), strict=True):
+            model["a"][slot] = start + row
+            model["late"][slot] = f"v{start + row}" if start >= 520 else None
+    sample.arrange(50)
+    assert sample.values("a").to_pylist() == [model["a"][slot] for slot in range(50)]
+    assert sample.values("late").to_pylist() == [model["late"][slot] for slot in range(50)]
+    assert sample.values("late").null_count > 0  # rows kept from before the column appeared
+
+
+def test_row_sample_of_fewer_rows_than_capacity_is_in_order() -> None:
+    sample = RowSample(100)
+    sample.add_column("x")
+    sample.put(Reservoir(100).offer(7)[1], {"x": pa.array(list("abcdefg"))})
+    sample.arrange(7)
+    assert sample.values("x").to_pylist() == list("abcdefg")
+    sample.put(np.array([3]), {"x": pa.array(["z"])})  # written after arrange(): stale order
+    with pytest.raises(RuntimeError):
+        sample.values("x")
 
 
 def test_typed_pandas_columns() -> None:
