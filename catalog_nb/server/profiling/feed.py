@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from catalog_nb.server.profiling.formats import (
     Encoding,
@@ -112,15 +113,17 @@ def feed_file(
     report = ReadReport()
     chunks: Iterator[Chunk]
     if fmt is FileFormat.PARQUET:
-        declared, _ = parquet_schema(path)
-        for name, (data_type, nullable) in declared.items():
-            profiler.declare(name, data_type, nullable)
-        report.footer = parquet_footer(path)
-        # Binary columns get no sketch and no sample: with their null counts in the footer,
-        # there is nothing left to read them for.
-        skip = frozenset(name for name, (data_type, _) in declared.items()
-                         if data_type is DataType.BINARY and name in report.footer)
-        chunks = parquet_chunks(path, chunk_rows, counter, skip)
+        with pq.ParquetFile(path) as parquet:
+            declared, _ = parquet_schema(parquet)
+            for name, (data_type, nullable) in declared.items():
+                profiler.declare(name, data_type, nullable)
+            report.footer = parquet_footer(parquet)
+            # Binary columns get no sketch and no sample: with their null counts in the footer,
+            # there is nothing left to read them for.
+            skip = frozenset(name for name, (data_type, _) in declared.items()
+                             if data_type is DataType.BINARY and name in report.footer)
+            chunks = parquet_chunks(parquet, size, chunk_rows, counter, skip)
+            return _fold(chunks, profiler, counter, end, report, size)
     else:
         check_text(read_head(path))  # before scanning a large binary file for its encoding
         if _utf8_is_likely(path, fmt, profiler):

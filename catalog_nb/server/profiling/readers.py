@@ -23,6 +23,7 @@ skipped and counted in :class:`ReadReport`; the caller decides when there are to
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import json
 import queue
@@ -424,20 +425,31 @@ def _flat_fields(schema: pa.Schema | pa.StructType, prefix: str = "") -> Declare
     return declared
 
 
-def parquet_schema(path: Path) -> tuple[Declared, int]:
+def parquet_schema(source: Path | pq.ParquetFile) -> tuple[Declared, int]:
     """Flattened field types and the row count of a Parquet file, from its footer."""
-    with pq.ParquetFile(path) as parquet:
+    with _opened(source) as parquet:
         return _flat_fields(parquet.schema_arrow), parquet.metadata.num_rows
 
 
-def parquet_footer(path: Path) -> dict[str, FooterStats]:
+@contextlib.contextmanager
+def _opened(source: Path | pq.ParquetFile) -> Iterator[pq.ParquetFile]:
+    """The Parquet file ``source`` names, opened here (and closed after), or ``source`` itself:
+    reading a small file's footer three times costs more than reading its values."""
+    if isinstance(source, pq.ParquetFile):
+        yield source
+        return
+    with pq.ParquetFile(source) as parquet:
+        yield parquet
+
+
+def parquet_footer(source: Path | pq.ParquetFile) -> dict[str, FooterStats]:
     """Null counts and min/max of the columns whose every row group has them in the footer.
 
     Leaves inside lists are left out: their null counts count elements, not rows. Min/max are
     kept only where the footer holds both for every row group, and only for numbers, dates and
     timestamps (writers may cut long strings' min/max).
     """
-    with pq.ParquetFile(path) as parquet:
+    with _opened(source) as parquet:
         meta = parquet.metadata
         found: dict[str, FooterStats] = {}
         for index in range(meta.num_columns):
@@ -459,18 +471,17 @@ def parquet_footer(path: Path) -> dict[str, FooterStats]:
 
 
 def parquet_chunks(
-    path: Path, chunk_rows: int, counter: ReadCounter | None = None,
+    source: Path | pq.ParquetFile, size: int, chunk_rows: int, counter: ReadCounter | None = None,
     skip: frozenset[str] = frozenset(),
 ) -> Iterator[Chunk]:
-    """Record batches of a Parquet file, struct columns flattened to dotted names.
-
-    Top-level columns named in ``skip`` are not read at all.
+    """Record batches of a Parquet file of ``size`` bytes, struct columns flattened to dotted
+    names. Top-level columns named in ``skip`` are not read at all.
     """
     counter = counter or ReadCounter()
-    with pq.ParquetFile(path) as parquet:
+    with _opened(source) as parquet:
         wanted = [n for n in parquet.schema_arrow.names if n not in skip]
         # progress in bytes, by the share of rows read: the columns are compressed unevenly
-        rows, size = max(1, parquet.metadata.num_rows), path.stat().st_size
+        rows = max(1, parquet.metadata.num_rows)
         start, done = counter.total, 0
         batches = parquet.iter_batches(batch_size=chunk_rows, columns=wanted) if wanted else (
             pa.record_batch([pa.nulls(n)], names=["_"]).select([]) for n in _row_groups(parquet)

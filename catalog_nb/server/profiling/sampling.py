@@ -108,15 +108,23 @@ def sketch_chunk(sketch: ValueSketch, typed: pa.Array, data_type: DataType) -> N
 def shapes(texts: pa.Array) -> pa.Array:
     """Patterns of texts: uppercase letters -> ``A``, other letters -> ``a``, digits -> ``9``,
     anything else kept; runs are not collapsed; cut to 40 characters plus ``…``."""
+    if (pc.max(pc.binary_length(texts)).as_py() or 0) <= PATTERN_CHARS:
+        # no value is longer in bytes, so none in characters: nothing to cut or mark
+        return _unicode_shapes(texts) if (plain := _ascii_shapes(texts)) is None else plain
     cut = pc.utf8_slice_codeunits(texts, 0, PATTERN_CHARS)
     shaped = _ascii_shapes(cut)
-    if shaped is None:  # other scripts: Unicode classes, slower
-        shaped = pc.replace_substring_regex(cut, r"\p{Lu}", "A")
-        shaped = pc.replace_substring_regex(shaped, r"[\p{Ll}\p{Lt}\p{Lm}\p{Lo}]", "a")
-        shaped = pc.replace_substring_regex(shaped, r"\p{Nd}", "9")
+    if shaped is None:
+        shaped = _unicode_shapes(cut)
     longer = pc.greater(pc.utf8_length(texts), PATTERN_CHARS)
     marked = pc.binary_join_element_wise(shaped, pa.scalar(CUT_MARK), "")
     return pc.if_else(longer, marked, shaped)
+
+
+def _unicode_shapes(texts: pa.Array) -> pa.Array:
+    """Shapes by Unicode character classes (other scripts than ASCII; slower)."""
+    shaped = pc.replace_substring_regex(texts, r"\p{Lu}", "A")
+    shaped = pc.replace_substring_regex(shaped, r"[\p{Ll}\p{Lt}\p{Lm}\p{Lo}]", "a")
+    return pc.replace_substring_regex(shaped, r"\p{Nd}", "9")
 
 
 def _ascii_shapes(texts: pa.Array) -> pa.Array | None:

@@ -149,6 +149,8 @@ def _smallest_distinct(values: np.ndarray, k: int) -> np.ndarray:
         small = np.unique(np.partition(values, 2 * k)[: 2 * k + 1])
         if len(small) >= k:
             return small[:k]
+        # Few distinct values repeated many times: hashing finds them faster than sorting all.
+        values = pc.unique(pa.array(values, pa.uint64())).to_numpy()
     return np.unique(values)[:k]
 
 
@@ -235,16 +237,20 @@ class ValueSketch:
         if len(self._raw) == limit and all(h in self._raw for h in self.hashes[:limit].tolist()):
             return  # the raw sample already holds the values of the smallest hashes
         threshold = int(self.hashes[limit - 1])
-        under = np.flatnonzero(batch <= np.uint64(threshold))
-        # one index per distinct hash: a low-cardinality column repeats few values many times
-        keys, first = np.unique(batch[under], return_index=True)
-        new = [i for i, key in enumerate(keys.tolist()) if key not in self._raw]
-        if new:
-            # one take and one conversion for all of them: indexing values one by one costs
-            # a microsecond each, and the first chunk of every column brings hundreds
-            texts = raw.take(pa.array(under[first[new]])).to_pylist()
-            for key, text in zip(keys[new].tolist(), texts, strict=True):
-                self._raw[key] = str(text)[:MAX_SAMPLE_CHARS]
+        wanted = [h for h in self.hashes[:limit].tolist() if h not in self._raw]
+        if wanted:
+            # Where each wanted hash first occurs in the batch, by hashing rather than sorting
+            # (a low-cardinality column brings every row under the threshold); then one take
+            # and one conversion for all: indexing values one by one costs a microsecond each.
+            under = np.flatnonzero(batch <= np.uint64(threshold))
+            at = pc.index_in(pa.array(wanted, pa.uint64()), value_set=pa.array(batch[under]))
+            found = [(key, index) for key, index in zip(wanted, at.to_pylist(), strict=True)
+                     if index is not None]
+            if found:
+                positions = under[np.array([index for _, index in found], dtype=np.int64)]
+                texts = raw.take(pa.array(positions)).to_pylist()
+                for (key, _), text in zip(found, texts, strict=True):
+                    self._raw[key] = str(text)[:MAX_SAMPLE_CHARS]
         for key in [key for key in self._raw if key > threshold]:
             del self._raw[key]
 
