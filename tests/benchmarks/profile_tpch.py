@@ -104,16 +104,22 @@ def measure(task: str, path: Path) -> dict[str, Any]:
     return result
 
 
+def ensure_tpch(folder: Path, scale: str, fmt: str) -> Path:
+    """The folder of TPC-H at ``scale`` as ``fmt`` (csv or parquet), generated if missing."""
+    target = folder / f"sf{scale}-{fmt}"
+    if not all((target / f"{t}.{fmt}").exists() for t in TABLES):
+        tool = shutil.which("tpchgen-cli") or str(Path(sys.executable).with_name("tpchgen-cli"))
+        print(f"generating TPC-H SF{scale} {fmt} in {target} ...", flush=True)
+        subprocess.run([tool, fmt, "-s", scale, f"--output-dir={target}"], check=True,
+                       stdout=subprocess.DEVNULL)
+    return target
+
+
 def ensure_data(folder: Path, scales: list[str]) -> None:
     """Generate what is missing: TPC-H per scale and format, and the 1,000,000 x 20 CSV."""
-    tool = shutil.which("tpchgen-cli") or str(Path(sys.executable).with_name("tpchgen-cli"))
     for scale in scales:
         for fmt in ("csv", "parquet"):
-            target = folder / f"sf{scale}-{fmt}"
-            if not all((target / f"{t}.{fmt}").exists() for t in TABLES):
-                print(f"generating TPC-H SF{scale} {fmt} in {target} ...", flush=True)
-                subprocess.run([tool, fmt, "-s", scale, f"--output-dir={target}"], check=True,
-                               stdout=subprocess.DEVNULL)
+            ensure_tpch(folder, scale, fmt)
     wide = folder / "generated" / "generated-1000000x20.csv"
     if not wide.exists():
         print(f"generating {wide} ...", flush=True)
