@@ -3,6 +3,7 @@
 Examples::
 
     catalog-nb serve --port 8765 --data-dir ~/.catalog_nb
+    catalog-nb serve --workers 2                # one process per core
     catalog-nb user create ana --role Analyst --email ana@example.org
     echo 'a-long-password' | catalog-nb user set-password ana --password-stdin
     catalog-nb user list
@@ -90,13 +91,25 @@ def _actor() -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    if args.workers < 1:
+        raise SystemExit("error: --workers takes a number of processes, 1 or more.")
+    print(f"Serving the catalog on http://{args.host}:{args.port}/api/v2 "
+          f"(store: {settings.store_url.split('@')[-1]}"
+          f"{f', {args.workers} worker processes' if args.workers > 1 else ''})", flush=True)
+    if args.workers > 1:
+        from catalog_nb.server.serving import serve
+
+        try:
+            serve(settings, host=args.host, port=args.port, workers=args.workers,
+                  log_level=args.log_level)
+        except ValueError as exc:
+            raise SystemExit(f"error: {exc}") from exc
+        return 0
     import uvicorn
 
     from catalog_nb.server.app import create_app
 
-    settings = _settings(args)
-    print(f"Serving the catalog on http://{args.host}:{args.port}/api/v2 "
-          f"(store: {settings.store_url.split('@')[-1]})", flush=True)
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
@@ -285,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--log-level", default="info")
+    serve.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="worker processes answering requests (default 1); the job runner "
+                       "then runs once, in the supervising process")
     _store_options(serve)
     serve.set_defaults(func=cmd_serve)
 

@@ -8,6 +8,7 @@ agree on: the base path, the session cookie, enumerations, error codes and limit
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import cache
 from importlib import metadata
 
 API_PREFIX = "/api/v2"
@@ -39,8 +40,13 @@ MAX_QUERY_DEPTH = 32
 MAX_QUERY_TERMS = 100
 
 
+@cache
 def distribution_version() -> str:
-    """The installed version of catalog-nb, or ``0+unknown`` when run from a bare checkout."""
+    """The installed version of catalog-nb, or ``0+unknown`` when run from a bare checkout.
+
+    Read once per process: finding it parses the package metadata on disk, which cost more
+    than the rest of a ``GET /version``.
+    """
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -176,6 +182,7 @@ class ErrorCode(StrEnum):
     INVALID_PAYLOAD = "INVALID_PAYLOAD"
     MALFORMED_JSON = "MALFORMED_JSON"
     INVALID_PARAMETER = "INVALID_PARAMETER"
+    INVALID_CURSOR = "INVALID_CURSOR"
     UNKNOWN_ROLE = "UNKNOWN_ROLE"
     UNKNOWN_USER = "UNKNOWN_USER"
     UNKNOWN_REFERENCE = "UNKNOWN_REFERENCE"

@@ -103,8 +103,15 @@ class ResourcesApi:
         start: int = 0,
         modified_from: int | None = None,
         modified_to: int | None = None,
+        cursor: str | None = None,
+        decode: bool = True,
+        properties: Iterable[str] = (),
     ) -> JSON:
-        """``GET /dataresource/metadata``: one page ``{list, totalCount, start, pageSize}``.
+        """``GET /dataresource/metadata``: one page ``{list, totalCount, start, pageSize,
+        nextCursor}``; ``cursor`` (the previous page's ``nextCursor``) reads the next page of
+        the same query by keyset, instead of ``start``. ``properties`` limits each resource to
+        those properties (and its key). ``decode=False`` returns the HTTP response undecoded
+        (see :meth:`HttpSession.request`).
 
         ``property_filters`` are ``"<property>:<v1>;<v2>"`` strings, sent as repeated
         ``propertyFilter`` parameters (ANDed); ``virtual_folder_keys`` as repeated
@@ -119,12 +126,14 @@ class ResourcesApi:
             "propertyFilter": list(property_filters) or None,
             "virtualFolderKeys": list(virtual_folder_keys) or None,
             "views": ",".join(views) or None,
+            "properties": ",".join(sorted(properties)) or None,
             "pageSize": page_size,
             "start": start,
+            "cursor": cursor,
             "resourceModifiedDateFromL": modified_from,
             "resourceModifiedDateToL": modified_to,
         }
-        return self.http.request("GET", "/dataresource/metadata", params=params)
+        return self.http.request("GET", "/dataresource/metadata", params=params, decode=decode)
 
     def update_resource(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /dataresource/{key} {description?, richDescription?, owner?,

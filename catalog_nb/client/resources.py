@@ -23,9 +23,14 @@ import pandas as pd
 
 from catalog_nb import contract
 from catalog_nb.client.api import CatalogApi
-from catalog_nb.client.audit import fetch_pages
 from catalog_nb.client.errors import NotFoundError, TruncatedResultWarning
-from catalog_nb.client.resource_frames import fields_frame, resources_frame
+from catalog_nb.client.paging import gc_paused, read_metadata
+from catalog_nb.client.resource_frames import (
+    FRAME_WIRE_PROPERTIES,
+    fields_frame,
+    frame_records,
+    resources_frame,
+)
 from catalog_nb.client.resource_query import ResourceFilters, annotation_body, build_query
 from catalog_nb.client.resource_view import Resource
 from catalog_nb.client.sources import SourceRef, pick, resolve_source
@@ -35,8 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_PAGE_SIZE", "ResourceRef", "ResourcesMixin"]
 
-#: Page size of :meth:`ResourcesMixin.resources` (the service allows 1..1000).
-DEFAULT_PAGE_SIZE = 500
+#: Page size of :meth:`ResourcesMixin.resources`: the largest the service allows (1..1000), so
+#: 100,000 resources are 100 round trips.
+DEFAULT_PAGE_SIZE = contract.METADATA_PAGE_MAX
 
 #: A resource as callers name it: its key, or a JSON dict / frame row / Resource with ``key``.
 ResourceRef = str | Mapping[str, Any] | pd.Series
@@ -103,6 +109,8 @@ class ResourcesMixin:
         page_size: int,
         progress: bool | None,
         caller: str,
+        keep: Any = None,
+        properties: Iterable[str] = (),
     ) -> list[dict[str, Any]]:
         if limit is not None and limit < 1:
             raise ValueError("limit must be at least 1 (or None for every resource)")
@@ -117,16 +125,19 @@ class ResourcesMixin:
         )
         arguments = query.arguments()
 
-        def fetch(start: int, size: int) -> Mapping[str, Any]:
-            page = self.api.resource_metadata(**arguments, page_size=size, start=start)
-            return page if isinstance(page, Mapping) else {}
+        def fetch(start: int, size: int, cursor: str | None) -> Any:
+            return self.api.resource_metadata(**arguments, page_size=size, start=start,
+                                              cursor=cursor, decode=False,
+                                              properties=properties)
 
-        records, total = fetch_pages(
+        records, total = read_metadata(
             fetch,
             page_size=page_size,
             limit=limit,
             progress=self.progress if progress is None else progress,
             description=caller,
+            decode=self.api.http.decode,
+            keep=keep,
         )
         if limit is not None and total > limit:
             warnings.warn(
@@ -210,19 +221,23 @@ class ResourcesMixin:
             cat.resources(status="ERROR")[["source", "path", "error"]]
         """
         all_filters = {"source": source, "path": path, **filters}
-        records = self._read_metadata(
-            all_filters,
-            fields=fields,
-            tags=tags,
-            limit=limit,
-            page_size=page_size,
-            progress=progress,
-            caller="resources",
-        )
-        if not as_frame:
-            return records
-        definitions = self.api.list_custom_properties() if custom else None
-        return resources_frame(records, definitions=definitions, fields=fields, tags=tags)
+        with gc_paused():  # see client/paging.py: the collector costs more than the decoding
+            records = self._read_metadata(
+                all_filters,
+                fields=fields,
+                tags=tags,
+                limit=limit,
+                page_size=page_size,
+                progress=progress,
+                caller="resources",
+                keep=frame_records if as_frame else None,
+                # The frame shows a quarter of a DataResource: only that travels.
+                properties=FRAME_WIRE_PROPERTIES if as_frame else (),
+            )
+            if not as_frame:
+                return records
+            definitions = self.api.list_custom_properties() if custom else None
+            return resources_frame(records, definitions=definitions, fields=fields, tags=tags)
 
     def resource(self, source: SourceRef | ResourceRef, path: str | None = None) -> Resource:
         """One data resource: by data source (name or key) and path, or by resource key.

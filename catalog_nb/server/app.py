@@ -17,18 +17,21 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.datastructures import Default
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.routing import compile_path
 
 from catalog_nb.contract import API_PREFIX, ErrorCode, distribution_version
 from catalog_nb.server import runtime_config
 from catalog_nb.server.bootstrap import bootstrap
+from catalog_nb.server.callers import CallerCache
 from catalog_nb.server.edge import RequestGuard, error_response
 from catalog_nb.server.errors import ServiceError
-from catalog_nb.server.jobs import JobRunner
+from catalog_nb.server.read_cache import ReadCache
+from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.routes import (
     associations,
     audit,
@@ -139,8 +142,13 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """The catalog service as an ASGI application; the store is opened and migrated on start."""
+def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> FastAPI:
+    """The catalog service as an ASGI application; the store is opened and migrated on start.
+
+    ``run_jobs=False``: this process runs no job runner; another process sharing the store does
+    (``catalog-nb serve --workers N`` runs the one runner in its supervising process), and
+    ``POST /job`` only queues (``app.state.jobs`` is None).
+    """
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -150,6 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             pool_size=settings.store_pool_size, max_overflow=settings.store_max_overflow,
         )
         watcher = None
+        runner = None
         try:
             store.migrate()
             with store.write() as conn:
@@ -157,8 +166,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.store = store
             # Stored /config values win over the environment; applied before any job starts.
             watcher = runtime_config.start(store, app.state.runtime_config)
-            # Jobs left RUNNING by a stopped process fail, QUEUED ones run (server/jobs.py).
-            runner = JobRunner(store, settings, app.state.runtime_config.startup).start()
+            if run_jobs:
+                # Imported here: a process that runs no jobs never loads the profiling
+                # libraries (pandas, pyarrow, polars...), which is most of a start-up.
+                from catalog_nb.server.jobs import JobRunner
+
+                # Jobs left RUNNING by a stopped process fail, QUEUED ones run (server/jobs.py).
+                runner = JobRunner(store, settings, app.state.runtime_config.startup).start()
         except BaseException:
             # A start that fails half-way must not leave the pool or the watcher behind.
             if watcher is not None:
@@ -170,7 +184,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             watcher.stop()
-            runner.stop()
+            if runner is not None:
+                runner.stop()
             store.dispose()
 
     app = FastAPI(
@@ -180,14 +195,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=f"{API_PREFIX}/docs",
         redoc_url=None,
         openapi_url=f"{API_PREFIX}/openapi.json",
+        # Default(...): routes with a response model keep FastAPI's pydantic fast path; every
+        # other answer is encoded by orjson (server/responses.py).
+        default_response_class=Default(JSONResponse),
     )
     app.state.settings = settings
     app.state.runtime_config = runtime_config.RuntimeConfig(settings)
+    # Callers' names and roles, and answers of hot reads, per process (server/callers.py and
+    # server/read_cache.py say when they are read again).
+    app.state.callers = CallerCache()
+    app.state.reads = ReadCache()
     install_error_handlers(app)
-    # Order matters: the role paths and /user/_me must be matched before /user/{key}.
+    # Order matters: the role paths and /user/_me must be matched before /user/{key}. And
+    # FastAPI tries the routes one by one, each try costing a few microseconds: the resource
+    # reads, the most frequent requests, come right after login (no path of another router
+    # matches one of theirs, tests/server/test_request_path.py checks it).
     routers = (
-        auth.router, roles.router, users.router, audit.router, sources.router, jobs.router,
-        resources.router, custom_properties.router, folders.router, tags.router,
+        auth.router, resources.router, roles.router, users.router, audit.router,
+        sources.router, jobs.router, custom_properties.router, folders.router, tags.router,
         associations.router, search.router, lineage.router, joins.router, overlap.router,
         favorites.router, reviews.router, config.router,
     )
@@ -198,6 +223,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for router in routers for route in router.routes if isinstance(route, APIRoute)
     ] + [(f"{API_PREFIX}/openapi.json", {"GET"}), (f"{API_PREFIX}/docs", {"GET"})])
     app.add_middleware(RequestGuard, limit=settings.max_body_bytes)
+    if settings.gzip_level:
+        # Outermost, so error answers of the edge are compressed too. Large bodies are
+        # compressed in a worker thread (zlib lets go of the interpreter lock).
+        app.add_middleware(GZipMiddleware, minimum_size=settings.gzip_minimum_size,
+                           compresslevel=settings.gzip_level)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -2,7 +2,9 @@
 ``Sensitive`` with its tags, and the first administrator.
 
 The built-in tags are checked on every start: a store that lacks them (made by an older release)
-gets them, and their code-owned definitions follow the release (``seed_builtin_tags``).
+gets them, and their code-owned definitions follow the release (``seed_builtin_tags``). So are
+the query planner's statistics: tables that grew or shrank since they were last analysed are
+analysed again (``store/maintenance.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from catalog_nb.server.discovery.builtin import BUILTIN_TAGS, DOMAIN_DESCRIPTION
 from catalog_nb.server.security import hash_password
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import discovery as discovery_store
+from catalog_nb.server.store import maintenance
 from catalog_nb.server.store import roles as role_store
 from catalog_nb.server.store import users as user_store
 
@@ -86,6 +89,9 @@ def bootstrap(conn: Connection, settings: Settings) -> None:
 
     Raises ValueError when the configured administrator password is too short.
     """
+    analysed = maintenance.refresh_statistics(conn)
+    if analysed:
+        log.info("Planner statistics refreshed for %s.", ", ".join(analysed))
     if not role_store.list_all(conn):
         for name, values in BUILTIN_ROLES.items():
             role_store.create(conn, {"name": name, **values}, {})

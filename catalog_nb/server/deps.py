@@ -1,27 +1,37 @@
-"""FastAPI dependencies: the store, the settings and the authenticated caller of a request."""
+"""FastAPI dependencies: the store, the settings and the authenticated caller of a request.
+
+They are ``async def``: FastAPI runs a plain ``def`` dependency in a worker thread, and handing
+each request to a thread and back costs more than the dependency's work (measured with
+tests/benchmarks/request_rate.py). Store work a dependency does runs on the event loop only
+where it cannot stall it (:attr:`Store.quick_reads`, :attr:`Store.quick_single_reads`), else
+in a worker thread, and writes always go to a worker thread.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
 
 from catalog_nb.contract import SESSION_COOKIE
+from catalog_nb.server.callers import CallerCache, Identity, load_identity
 from catalog_nb.server.security import Caller
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
-from catalog_nb.server.store import roles as role_store
 from catalog_nb.server.store import sessions as session_store
-from catalog_nb.server.store import users as user_store
 from catalog_nb.server.store.common import now_ms
 
+T = TypeVar("T")
 
-def get_store(request: Request) -> Store:
+
+async def get_store(request: Request) -> Store:
     store: Store = request.app.state.store
     return store
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -38,22 +48,65 @@ def client_address(request: Request) -> str | None:
     return request.client.host if request.client else None
 
 
-def current_caller(request: Request) -> Caller:
-    """The caller of a request, from the session cookie; 401 without a live session."""
-    store = get_store(request)
+async def read_quickly(store: Store, read: Callable[..., T], *args: Any) -> T:
+    """``read(*args)`` on the event loop when the store's reads never wait (a short read costs
+    less there than the trip to a worker thread), else in a worker thread.
+
+    Only for reads of bounded size (one session, one resource): a long one would hold up every
+    other request of the process.
+    """
+    if store.quick_reads:
+        return read(*args)
+    return await run_in_threadpool(read, *args)
+
+
+def _resolve(store: Store, token: str | None, policy: session_store.SessionPolicy,
+             now: int) -> session_store.LiveSession:
+    # held: on the event loop, one connection serves every request's session read.
+    with store.single(held=True) as conn:
+        return session_store.resolve(conn, token, policy, now)
+
+
+async def _load(store: Store, cache: CallerCache, live: session_store.LiveSession) -> Identity:
+    identity = await read_quickly(store, load_identity, store, live)
+    if live.generation is not None:
+        cache.put(identity)
+    return identity
+
+
+def _touch(store: Store, token: str, now: int) -> None:
+    with store.write() as conn:
+        session_store.touch(conn, token, now)
+
+
+async def current_caller(request: Request) -> Caller:
+    """The caller of a request, from the session cookie; 401 without a live session.
+
+    One statement when the caller's identity is cached (``server.callers``), a write every
+    ``sessions.TOUCH_INTERVAL_MS`` per session to push its idle expiry back.
+    """
+    app_state = request.app.state
+    store: Store = app_state.store
+    cache: CallerCache = app_state.callers
     token = request.cookies.get(SESSION_COOKIE)
-    policy = session_policy(get_settings(request))
     now = now_ms()
-    with store.read() as conn:
-        user_key, stale = session_store.resolve(conn, token, policy, now)
-        user = user_store.get(conn, user_key)
-        roles = role_store.of_user(conn, user_key)
-    if stale and token:
-        with store.write() as conn:
-            session_store.touch(conn, token, now)
-    return Caller(
-        key=user.key, name=user.name, roles=roles, token=token, client=client_address(request)
-    )
+    policy = session_policy(app_state.settings)
+    if store.quick_single_reads:
+        live = _resolve(store, token, policy, now)
+    else:
+        live = await run_in_threadpool(_resolve, store, token, policy, now)
+    identity = cache.get(live.user_key, live.generation)
+    if identity is None:
+        # One load for the requests of one user that all find their entry stale at once.
+        identity = await cache.loads.run((live.user_key, live.generation),
+                                         lambda: _load(store, cache, live))
+    if live.stale and token:
+        await run_in_threadpool(_touch, store, token, now)
+    generations = None
+    if live.generation is not None and live.catalog_generation is not None:
+        generations = (live.generation, live.catalog_generation)
+    return Caller(key=identity.key, name=identity.name, roles=identity.roles, token=token,
+                  client=client_address(request), generations=generations)
 
 
 StoreDep = Annotated[Store, Depends(get_store)]

@@ -26,11 +26,10 @@ import traceback
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-import numpy as np
-from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalog_nb.contract import MAX_JSON_DEPTH, ErrorCode
+from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.store import busy_error, is_busy
 
 # Faults were always logged under the app module's name; existing log configurations still apply.
@@ -83,6 +82,10 @@ def json_depth(body: bytes) -> int:
     >>> json_depth(b'{"a": [1, {"b": "[[["}]}')
     3
     """
+    # Imported here: only a body with more brackets than MAX_JSON_DEPTH gets this far, and
+    # numpy is a large import for a service that may never see one.
+    import numpy as np
+
     brackets = np.frombuffer(_JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS),
                              dtype=np.uint8)
     if not len(brackets):
@@ -174,9 +177,15 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
             await self._too_large(scope, receive, send)
+            return
+        if declared is None and b"transfer-encoding" not in headers:
+            # No body (a GET, most requests): nothing to read and replay, only the path and
+            # the query to check.
+            await self._forward(scope, receive, send, b"", receive)
             return
         chunks: list[bytes] = []
         size = 0
@@ -193,12 +202,7 @@ class RequestGuard:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        refusal = _refusal(scope, body)
-        if refusal is not None:
-            await refusal(scope, receive, send)
-            return
         replayed = False
-        started = False
 
         async def replay() -> Message:
             nonlocal replayed
@@ -206,6 +210,18 @@ class RequestGuard:
                 replayed = True
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
+
+        await self._forward(scope, receive, send, body, replay)
+
+    async def _forward(self, scope: Scope, receive: Receive, send: Send, body: bytes,
+                       replay: Receive) -> None:
+        """The refusal of a request no route may receive, else the application's answer
+        (``replay`` gives it the body read), else the answer to its fault."""
+        refusal = _refusal(scope, body)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        started = False
 
         async def watch(message: Message) -> None:
             nonlocal started

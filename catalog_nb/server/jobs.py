@@ -35,7 +35,7 @@ from catalog_nb.server.job_work import (
 from catalog_nb.server.profiling.connect import redact
 from catalog_nb.server.profiling.threads import run_in_background
 from catalog_nb.server.settings import Settings
-from catalog_nb.server.store import Store, share_write_turns, staging
+from catalog_nb.server.store import Store, maintenance, share_write_turns, staging
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store.common import now_ms
 
@@ -87,7 +87,21 @@ def run_job(
         job_store.finish(conn, key, state, message, **values)
         final = job_store.get(conn, key)
     log.info("job %s %s: %s", key, state.value, message)
+    if run.tally.done >= maintenance.LARGE_JOB:
+        refresh_statistics(store, key)
     return final
+
+
+def refresh_statistics(store: Store, key: str) -> None:
+    """After a job that recorded many resources, the tables it grew are analysed again, so that
+    searches keep starting from their matches (``store/maintenance.py``). Never fails the job."""
+    try:
+        analysed = maintenance.after_bulk_write(store)
+    except Exception:
+        log.warning("job %s: the planner's statistics were not refreshed", key, exc_info=True)
+        return
+    if analysed:
+        log.info("job %s: planner statistics refreshed for %s", key, ", ".join(analysed))
 
 
 @contextmanager
@@ -137,17 +151,27 @@ class JobRunner:
     """
 
     def __init__(self, store: Store, settings: Settings,
-                 startup: Mapping[str, Any] | None = None) -> None:
+                 startup: Mapping[str, Any] | None = None, *, turns: Any | None = None,
+                 poll_seconds: float | None = None) -> None:
         """``startup``: the configuration properties' start-up values
-        (``RuntimeConfig.startup``), which job processes return to when a stored value goes."""
+        (``RuntimeConfig.startup``), which job processes return to when a stored value goes.
+        ``turns``: the write-turn counter of the service's processes (``serving.serve`` makes
+        one for all its workers), else the runner makes its own. ``poll_seconds``: also take
+        every QUEUED job found in the store this often (jobs queued by other processes: the
+        workers of ``serve --workers N``), not only those given to :meth:`submit`."""
         threads = settings.job_workers + 1
-        self.store = Store(store.url, busy_timeout=store.busy_timeout, pool_size=threads,
-                           max_overflow=threads, application_name="catalog-nb jobs")
+        # An in-memory database exists only in the store that made it: the runner shares it.
+        self._own_store = not store.in_memory
+        self.store = store if store.in_memory else Store(
+            store.url, busy_timeout=store.busy_timeout, pool_size=threads, max_overflow=threads,
+            application_name="catalog-nb jobs")
         self.settings = settings
         # A child process cannot open the parent's in-memory database.
         self.processes = settings.job_isolation == "process" and not store.in_memory
         self._stop_children = new_stop_event() if self.processes else None
-        self._turns = new_turns_counter() if self.processes else None
+        self._turns = turns if turns is not None else (
+            new_turns_counter() if self.processes else None)
+        self.poll_seconds = poll_seconds
         self._children: list[JobProcess] = []
         self._startup = dict(startup or {})
         self._lock = threading.Lock()
@@ -165,7 +189,8 @@ class JobRunner:
             self._sweep(everything_queued=True)
         except BaseException:
             # Nobody will call stop() on a runner that never started: close its pool here.
-            self.store.dispose()
+            if self._own_store:
+                self.store.dispose()
             raise
         if self._turns is not None:
             share_write_turns(self.store.url, self._turns)
@@ -182,6 +207,10 @@ class JobRunner:
         beat = threading.Thread(target=self._beat, name="catalog-job-heartbeat", daemon=True)
         beat.start()
         self._threads.append(beat)
+        if self.poll_seconds:
+            poll = threading.Thread(target=self._poll, name="catalog-job-poll", daemon=True)
+            poll.start()
+            self._threads.append(poll)
         return self
 
     def submit(self, key: str) -> None:
@@ -214,7 +243,8 @@ class JobRunner:
                 thread.join(CHILD_GONE_SECONDS)
         if self._turns is not None:
             share_write_turns(self.store.url, None)
-        self.store.dispose()
+        if self._own_store:
+            self.store.dispose()
 
     @property
     def pids(self) -> list[int]:
@@ -289,6 +319,20 @@ class JobRunner:
                     self._sweep()
             except Exception:
                 log.exception("job heartbeat failed")
+
+    def _poll(self) -> None:
+        assert self.poll_seconds
+        while not self._stop.wait(self.poll_seconds):
+            try:
+                with self.store.read() as conn:
+                    waiting = job_store.queued(conn)
+                with self._lock:
+                    known = self._running | {k for k, _ in self._waiting}
+                for key in waiting:
+                    if key not in known:
+                        self.submit(key)
+            except Exception:
+                log.exception("looking for queued jobs failed")
 
     def _sweep(self, everything_queued: bool = False) -> None:
         silent_since = now_ms() - int(self.settings.job_stale_seconds * 1000)

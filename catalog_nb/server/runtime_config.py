@@ -125,7 +125,8 @@ _ALL = (
              "Least share of one field's distinct values found in another's for a join "
              "candidate.", 0, 1),
     Property("joins.minDistinct", "join_min_distinct", "INTEGER",
-             "Fields with fewer distinct values are not join keys.", 1, 1_000_000_000),
+             "Fields with fewer distinct values join only a small table's key named like them.",
+             1, 1_000_000_000),
     Property("lineage.minContainment", "lineage_min_containment", "DOUBLE",
              "Least share of a file's fields and values found in an older file for INFERRED "
              "lineage.", 0, 1),

@@ -71,7 +71,14 @@ def verify_password(password: str, stored: str | None) -> bool:
     return stored is not None and hmac.compare_digest(actual, expected)
 
 
-_DUMMY_HASH = hash_password(secrets.token_hex(8))
+#: What a missing hash is checked against: a hash of the usual form with a random salt, so the
+#: check costs one scrypt like a real one; its random digest matches no password. Made without
+#: hashing anything: a real hash here would cost a scrypt at every import of the service.
+_DUMMY_HASH = "$".join((
+    "scrypt", str(_SCRYPT_N), str(_SCRYPT_R), str(_SCRYPT_P),
+    base64.b64encode(secrets.token_bytes(16)).decode(),
+    base64.b64encode(secrets.token_bytes(32)).decode(),
+))
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,9 @@ class Caller:
     roles: Sequence[RoleRecord]
     token: str | None = None
     client: str | None = None
+    #: The store's (auth, catalog) generations read with the caller's session: what a cached
+    #: read may be reused under (``server.read_cache``); None when unknown.
+    generations: tuple[int, int] | None = None
 
     @property
     def level(self) -> str:

@@ -1,19 +1,30 @@
-"""Benchmark: page the metadata of N data resources into a DataFrame through the client.
+"""Benchmark: ``cat.resources()`` for 100,000 resources, side by side with a raw transfer of the
+same pages and with a naive loop, in one run.
 
-    python -m tests.benchmarks.metadata_paging [--resources 10000] [--fields 8]
-        [--page-sizes 100,500,1000] [--repeat 3] [--db-url postgresql+psycopg://...]
+    python -m tests.benchmarks.metadata_paging [--resources 100000] [--fields 8] [--repeat 3]
+        [--db-url postgresql+psycopg://... | --postgres] [--keep DIR] [--naive-offset]
 
 1. Builds a catalog of ``--resources`` profiled resources with the bulk fixture
-   :func:`write_catalog`: synthetic :class:`~catalog_nb.server.profiling.ResourceProfile`
-   objects (``--fields`` fields each, with the statistics profiling computes) written by
-   ``catalog_nb.server.store.ingest.record_profile``, the very function a profiling job calls,
-   so the store holds exactly what profiling writes (no files are read: the point is paging).
-2. Starts :class:`~catalog_nb.demo.embedded.EmbeddedServer` on that store (SQLite in a
-   temporary folder, or ``--db-url``) and logs in with the client.
-3. For each page size, times ``cat.resources(page_size=...)`` (every resource, core view, into a
-   typed DataFrame), best of ``--repeat``, and prints resources/s. It also times the raw JSON
-   read (``as_frame=False``) and the long field frame (``cat.fields(source=...)``) at the
-   largest page size, to show where the time goes.
+   (``tests/benchmarks/catalog_fixture.py``: what profiling writes, 100,000 resources in well
+   under a minute), in SQLite in a temporary folder, in ``--db-url``, or in a throw-away
+   PostgreSQL cluster (``--postgres``, through ``scripts/pg-cluster``). ``--keep DIR`` builds
+   in DIR and reuses a catalog of the same size found there.
+2. Starts the service as a deployment runs it: ``catalog-nb serve`` in a process of its own,
+   on 127.0.0.1.
+3. Times, best of ``--repeat`` (the three take turns, so load on a shared machine falls on all):
+
+   - **client**: ``cat.resources()``, every resource into the typed DataFrame;
+   - **raw transfer**: plain ``requests`` fetching the same pages (the same query: page size
+     and the ``properties`` the frame shows; the same ``Accept-Encoding``), following each
+     page's ``Link: rel="next"``, reading the bytes only;
+   - **naive loop**: ``requests`` + ``response.json()`` per page + ``pandas.json_normalize``,
+     following ``nextCursor``, one ``pandas.concat`` at the end, over the same pages (the
+     target's ratio); once more over whole resources (no ``properties``, what code written from
+     the spec alone reads). ``--naive-offset`` also times it paging by ``start`` (OFFSET).
+
+4. Prints seconds, the ratios, the load average (a shared machine's figures move with it) and
+   whether each target of issue 13 is met: client <= 3 s, client within 1.3x of the raw
+   transfer, client >= 5x faster than the naive loop.
 
 Not a test: run it by hand, read the figures.
 """
@@ -21,157 +32,248 @@ Not a test: run it by hand, read the figures.
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
-from catalog_nb.client import Catalog, connect
-from catalog_nb.contract import ResourceType
-from catalog_nb.demo.embedded import EmbeddedServer
-from catalog_nb.server.profiling import DataType, FieldProfile, ResourceProfile
+import pandas as pd
+import requests
+from sqlalchemy import create_engine, func, select, text
+from sqlalchemy.engine import make_url
+
+from catalog_nb.client import connect
+from catalog_nb.client.resource_frames import FRAME_WIRE_PROPERTIES
+from catalog_nb.client.resources import DEFAULT_PAGE_SIZE
+from catalog_nb.contract import API_PREFIX
+from catalog_nb.demo.embedded import free_port
 from catalog_nb.server.settings import Settings
-from catalog_nb.server.store import Store, ingest
-from catalog_nb.server.store import sources as source_store
+from catalog_nb.server.store import Store
+from catalog_nb.server.store.schema import data_resources
+from tests.benchmarks.catalog_fixture import write_catalog
 
 ADMIN_PASSWORD = "bench-password-1"
-SOURCE = "bench_files"
-_TYPES = [DataType.LONG, DataType.STRING, DataType.DOUBLE, DataType.DATE, DataType.BOOLEAN]
+REPO = Path(__file__).resolve().parents[2]
+#: Issue 13's targets.
+TARGET_SECONDS = 3.0
+TARGET_RAW_RATIO = 1.3
+TARGET_NAIVE_SPEEDUP = 5.0
 
 
-def _field(index: int, position: int, rows: int) -> FieldProfile:
-    """A field with the properties profiling writes for its type."""
-    data_type = _TYPES[position % len(_TYPES)]
-    nulls = (index + position) % 7
-    props: dict[str, Any] = {
-        "density": (rows - nulls) / rows,
-        "valueCount": rows - nulls,
-        "nullCount": nulls,
-        "distinctCount": max(1, rows // (position + 1)),
-        "distinctCountApproximate": False,
-        "sampled": False,
-        "sampleSize": rows,
-    }
-    if data_type in (DataType.LONG, DataType.DOUBLE):
-        props.update(min=0, max=rows * (position + 1), mean=rows / 2)
-    elif data_type == DataType.STRING:
-        props.update(min="AA-0001", max="ZZ-9999", minLength=7, maxLength=7)
-    elif data_type == DataType.DATE:
-        props.update(min="2020-01-01", max="2024-12-31")
-    if data_type != DataType.BOOLEAN:
-        props["mostFrequent"] = [{"value": v, "count": rows // 10} for v in range(3)]
-        props["patterns"] = [{"pattern": "AA-9999", "count": rows}]
-    return FieldProfile(f"col_{position}", data_type, nulls > 0, props)
+@contextmanager
+def postgres_cluster(folder: Path) -> Iterator[str]:
+    """A throw-away PostgreSQL cluster (scripts/pg-cluster) with an empty database; its URL."""
+    script = REPO / "scripts" / "pg-cluster"
+    admin = subprocess.run([str(script), "start", str(folder)], check=True, text=True,
+                           stdout=subprocess.PIPE).stdout.strip()
+    try:
+        engine = create_engine(admin, isolation_level="AUTOCOMMIT")
+        with engine.connect() as conn:
+            conn.execute(text("CREATE DATABASE metadata_paging"))
+        engine.dispose()
+        yield make_url(admin).set(database="metadata_paging").render_as_string(
+            hide_password=False)
+    finally:
+        subprocess.run([str(script), "stop", str(folder)], check=False)
 
 
-def synthetic_profile(index: int, fields: int) -> ResourceProfile:
-    """The profile of the ``index``-th generated CSV file (deterministic)."""
-    rows = 100 + index % 5000
-    path = f"area{index % 20:02d}/batch{index // 1000:03d}/file{index:06d}.csv"
-    return ResourceProfile(
-        path=path,
-        name=path.rsplit("/", 1)[1],
-        resource_type=ResourceType.FILE.value,
-        file_format="csv",
-        separator=",",
-        header=True,
-        header_row=1,
-        encoding="utf-8",
-        row_count=rows,
-        resource_size=rows * 64,
-        field_count=fields,
-        fields=[_field(index, position, rows) for position in range(fields)],
-        created_ms=1_700_000_000_000 + index,
-        modified_ms=1_700_000_000_000 + index * 1000,
-    )
-
-
-def write_catalog(store: Store, count: int, fields: int, *, batch: int = 1000) -> str:
-    """Bulk fixture: a FILE source of ``count`` profiled resources; returns the source key.
-
-    Every resource goes through ``ingest.record_profile``, as a profiling job writes it, in
-    transactions of ``batch`` resources.
-    """
-    with store.write() as conn:
-        source = source_store.create_source(
-            conn,
-            {
-                "name": SOURCE,
-                "description": "generated for the metadata paging benchmark",
-                "source_type": "FILE",
-                "uri": "/generated/bench_files",
-            },
-        )
-    key = str(source["key"])
-    for start in range(0, count, batch):
-        with store.write() as conn:
-            for index in range(start, min(start + batch, count)):
-                ingest.record_profile(conn, key, synthetic_profile(index, fields))
-    return key
-
-
-def best_of(repeat: int, run: Callable[[], int]) -> tuple[float, int]:
-    """The shortest of ``repeat`` timings of ``run`` (which returns how many rows it read)."""
-    best, rows = float("inf"), 0
-    for _ in range(repeat):
+def build(data_dir: Path, db_url: str | None, resources: int, fields: int) -> str:
+    """The catalog in the store (reused when one of this size is there); a line saying so."""
+    url = Settings(data_dir=data_dir, db_url=db_url).store_url
+    with Store(url) as store:
+        store.migrate()
+        with store.read() as conn:
+            found = conn.execute(select(func.count()).select_from(data_resources)).scalar_one()
+        if found == resources:
+            return f"catalog: {resources:,} resources reused ({store.dialect})"
+        if found:
+            raise SystemExit(f"{url} holds {found} resources, not {resources}: use another "
+                             "--keep folder or database")
         started = time.perf_counter()
-        rows = run()
-        best = min(best, time.perf_counter() - started)
-    return best, rows
+        write_catalog(store, resources, fields)
+        return (f"catalog: {resources:,} resources x {fields} fields written by the bulk "
+                f"fixture in {time.perf_counter() - started:.1f}s ({store.dialect})")
 
 
-def measure(cat: Catalog, page_sizes: list[int], repeat: int) -> None:
-    """Print resources/s of ``cat.resources()`` per page size, then the breakdown."""
-    print(f"{'read':<34}{'page':>6}{'rows':>9}{'seconds':>10}{'resources/s':>13}")
+@contextmanager
+def service(data_dir: Path, db_url: str | None) -> Iterator[str]:
+    """``catalog-nb serve`` in a process of its own; yields its root URL."""
+    port = free_port()
+    env = dict(os.environ, CATALOG_DATA_DIR=str(data_dir), CATALOG_ADMIN_PASSWORD=ADMIN_PASSWORD)
+    if db_url:
+        env["CATALOG_DB_URL"] = db_url
+    process = subprocess.Popen(
+        [sys.executable, "-m", "catalog_nb.cli", "serve", "--host", "127.0.0.1", "--port",
+         str(port), "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)
+    root = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                requests.get(root + API_PREFIX + "/version", timeout=2)
+                break
+            except requests.ConnectionError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("the service did not start") from None
+                time.sleep(0.2)
+        yield root
+    finally:
+        process.terminate()
+        process.wait(30)
 
-    def show(what: str, page: int, seconds: float, rows: int, resources: int) -> None:
-        print(f"{what:<34}{page:>6}{rows:>9}{seconds:>10.2f}{resources / seconds:>13,.0f}")
 
-    def frame_of(page: int) -> Callable[[], int]:
-        return lambda: len(cat.resources(page_size=page))
+def logged_in(root: str) -> requests.Session:
+    session = requests.Session()
+    answer = session.post(root + API_PREFIX + "/login",
+                          json={"username": "admin", "password": ADMIN_PASSWORD}, timeout=30)
+    answer.raise_for_status()
+    return session
 
-    for page in page_sizes:
-        seconds, rows = best_of(repeat, frame_of(page))
-        show("resources() -> DataFrame", page, seconds, rows, rows)
-    page = max(page_sizes)
-    seconds, rows = best_of(repeat, lambda: len(cat.resources(page_size=page, as_frame=False)))
-    show("resources(as_frame=False) JSON", page, seconds, rows, rows)
-    count = rows
-    seconds, rows = best_of(repeat, lambda: len(cat.fields(source=SOURCE, page_size=page)))
-    show("fields(source=...) long frame", page, seconds, rows, count)
+
+def client_read(root: str) -> Callable[[], int]:
+    cat = connect(root, "admin", ADMIN_PASSWORD, progress=False)
+    return lambda: len(cat.resources())
+
+
+#: The query of the client's pages (what ``cat.resources()`` asks for).
+PAGE_QUERY = {"pageSize": DEFAULT_PAGE_SIZE, "properties": ",".join(FRAME_WIRE_PROPERTIES)}
+
+
+def raw_transfer(root: str) -> Callable[[], int]:
+    """Every page's bytes, following ``Link: rel="next"``; returns the bytes read."""
+    session = logged_in(root)
+    first = f"{root}{API_PREFIX}/dataresource/metadata?{urlencode(PAGE_QUERY)}"
+
+    def run() -> int:
+        url: str | None = first
+        read = 0
+        while url:
+            response = session.get(url, timeout=120)
+            response.raise_for_status()
+            read += len(response.content)
+            url = response.links.get("next", {}).get("url")
+        return read
+
+    return run
+
+
+def naive_loop(root: str, *, by_offset: bool = False, whole: bool = False
+               ) -> Callable[[], int]:
+    """requests + json + json_normalize per page (following nextCursor, or by start), over the
+    client's pages or (``whole``) over whole resources."""
+    session = logged_in(root)
+    url = f"{root}{API_PREFIX}/dataresource/metadata"
+    query = {"pageSize": DEFAULT_PAGE_SIZE} if whole or by_offset else PAGE_QUERY
+
+    def run() -> int:
+        frames = []
+        params: dict[str, Any] = {**query, "start": 0}
+        while True:
+            response = session.get(url, params=params, timeout=600)
+            response.raise_for_status()
+            page = response.json()
+            frames.append(pd.json_normalize(page["list"]))
+            if by_offset:
+                params["start"] += len(page["list"])
+                if not page["list"] or params["start"] >= page["totalCount"]:
+                    break
+            elif page.get("nextCursor"):
+                params = {**query, "cursor": page["nextCursor"]}
+            else:
+                break
+        return len(pd.concat(frames, ignore_index=True))
+
+    return run
+
+
+def measure(root: str, repeat: int, naive_offset: bool) -> dict[str, tuple[float, int]]:
+    """Best seconds and what each read returned, the reads taking turns ``repeat`` times."""
+    runs: dict[str, Callable[[], int]] = {
+        "client": client_read(root),
+        "raw": raw_transfer(root),
+        "naive": naive_loop(root),
+        "naive whole": naive_loop(root, whole=True),
+    }
+    if naive_offset:
+        runs["naive by start"] = naive_loop(root, by_offset=True)
+    best: dict[str, tuple[float, int]] = {}
+    for turn in range(repeat):
+        for name, run in runs.items():
+            if name in ("naive whole", "naive by start") and turn:
+                continue  # informative only, and slow: once is enough
+            started = time.perf_counter()
+            got = run()
+            seconds = time.perf_counter() - started
+            if name not in best or seconds < best[name][0]:
+                best[name] = (seconds, got)
+    return best
+
+
+def report(best: dict[str, tuple[float, int]], resources: int) -> None:
+    client, rows = best["client"]
+    raw, read = best["raw"]
+    naive, naive_rows = best["naive"]
+    assert rows == naive_rows == resources, (rows, naive_rows, resources)
+    print(f"{'read':<46}{'seconds':>9}{'resources/s':>13}")
+    described = {
+        "client": "cat.resources() -> typed DataFrame",
+        "raw": f"raw transfer ({read / 1e6:,.0f} MB of JSON, bytes only)",
+        "naive": "naive loop (requests + json + json_normalize)",
+        "naive whole": "naive loop over whole resources (1 run)",
+        "naive by start": "naive loop, whole, paging by start (1 run)",
+    }
+    for name, (seconds, _) in best.items():
+        print(f"{described[name]:<46}{seconds:>9.2f}{resources / seconds:>13,.0f}")
+    load = ", ".join(f"{v:.2f}" for v in os.getloadavg())
+    print(f"load average (1, 5, 15 min): {load} on {os.cpu_count()} cores")
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    print(f"target client <= {TARGET_SECONDS:.0f} s: {client:.2f} s "
+          f"-> {verdict(client <= TARGET_SECONDS)}")
+    print(f"target client within {TARGET_RAW_RATIO}x of the raw transfer: {client / raw:.2f}x "
+          f"-> {verdict(client / raw <= TARGET_RAW_RATIO)}")
+    print(f"target client >= {TARGET_NAIVE_SPEEDUP:.0f}x faster than the naive loop: "
+          f"{naive / client:.1f}x -> {verdict(naive / client >= TARGET_NAIVE_SPEEDUP)}")
+    whole = best["naive whole"][0]
+    print(f"  (the naive loop over whole resources: {whole / client:.1f}x the client's time)")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--resources", type=int, default=10_000)
+    parser.add_argument("--resources", type=int, default=100_000)
     parser.add_argument("--fields", type=int, default=8, help="fields per resource")
-    parser.add_argument("--page-sizes", default="100,500,1000")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--db-url", default=None, help="store URL (default: SQLite in a tmp dir)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--db-url", default=None, help="store URL (default: SQLite)")
+    where.add_argument("--postgres", action="store_true",
+                       help="start a throw-away PostgreSQL cluster (scripts/pg-cluster)")
+    parser.add_argument("--keep", type=Path, help="build in (and reuse) this folder")
+    parser.add_argument("--naive-offset", action="store_true",
+                        help="also time the naive loop paging by start (slow: OFFSET)")
     args = parser.parse_args(argv)
-    page_sizes = [int(size) for size in args.page_sizes.split(",")]
 
-    with tempfile.TemporaryDirectory(prefix="catalog-bench-") as tmp:
-        data_dir = Path(tmp) / "service"
-        url = Settings(data_dir=data_dir, db_url=args.db_url).store_url
-        store = Store(url)
-        store.migrate()
-        started = time.perf_counter()
-        write_catalog(store, args.resources, args.fields)
-        store.dispose()
-        built = time.perf_counter() - started
-        print(
-            f"catalog: {args.resources:,} resources x {args.fields} fields written through "
-            f"ingest.record_profile in {built:.1f}s ({store.dialect})"
-        )
-        server = EmbeddedServer(data_dir, admin_password=ADMIN_PASSWORD, db_url=args.db_url)
-        with server:
-            cat = connect(server.url, "admin", ADMIN_PASSWORD, progress=False)
-            try:
-                measure(cat, page_sizes, args.repeat)
-            finally:
-                cat.close()
+    with ExitStack() as stack:
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            folder = args.keep.resolve()
+        else:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="paging-")))
+        db_url = args.db_url
+        if args.postgres:
+            db_url = stack.enter_context(postgres_cluster(Path(tempfile.mkdtemp(
+                prefix="paging-pg-"))))
+        data_dir = folder / "service"
+        print(build(data_dir, db_url, args.resources, args.fields), flush=True)
+        root = stack.enter_context(service(data_dir, db_url))
+        report(measure(root, args.repeat, args.naive_offset), args.resources)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ then reads what the service answers over HTTP and scores it:
   and discovered ones are scored apart (declared against the truth joins marked
   ``declared_fk``, discovered against the rest), precision and recall also per score floor;
   the cardinality of each true positive is checked (flipped to the truth's orientation);
+  The same conditions are then scored as issue 14 defines a join: copies and subsets (the
+  truth's derivations) count as one partner, conditions between them are lineage, and N:M
+  pairs (two foreign keys, no key side) are not joins;
 * **inferred lineage** (``GET /lineage``, ``lineageType=INFERRED``) against
   ``truth.derivations``: an edge matches when it goes from the derivation's source to the
   derived resource (direction matters), and an edge the other way is reported as reversed;
@@ -119,6 +122,48 @@ def score_joins(truth: LakeTruth, listed: list[dict[str, Any]]) -> float:
     return f1
 
 
+def _merged_side(truth: LakeTruth, resource: str, cols: Iterable[str]) -> Side:
+    """A join side named by its copy group: the derivations' root source, with the columns
+    mapped up through each derivation's column map (renamed copies meet)."""
+    up = {d.derived: d for d in truth.derivations}
+    names = tuple(cols)
+    seen = set()
+    while resource in up and resource not in seen:
+        seen.add(resource)
+        derivation = up[resource]
+        if any(n not in derivation.columns for n in names):
+            break  # a column the derivation computed: it is the derived resource's own
+        names = tuple(derivation.columns[n] for n in names)
+        resource = derivation.source
+    return resource, names
+
+
+def score_joins_merged(truth: LakeTruth, listed: list[dict[str, Any]]) -> tuple[float, float]:
+    """Print discovered joins scored as issue 14 defines a join: copies (the truth's
+    derivations) are one partner, joins between copies are lineage, and two foreign keys
+    with no key side (N:M) are not a join. Returns (precision, recall)."""
+    expected = set()
+    for j in truth.joins:
+        if j.declared_fk or j.cardinality == "N:M":
+            continue
+        pair = frozenset({_merged_side(truth, j.left, j.left_columns),
+                          _merged_side(truth, j.right, j.right_columns)})
+        if len(pair) == 2 and len({side[0] for side in pair}) == 2:
+            expected.add(pair)
+    found = {frozenset({_merged_side(truth, c["leftPath"], c["leftCols"]),
+                        _merged_side(truth, c["rightPath"], c["rightCols"])})
+             for c in listed if c["joinStatState"] != "DECLARED"}
+    print("\nDiscovered joins as issue 14 counts them (copies merged, no N:M, none between "
+          "copies):")
+    _header("pairs of copy groups")
+    precision, recall, _ = _row("discovered", len(expected), len(found), len(found & expected))
+    for pair in sorted(found - expected, key=sorted):
+        print("  FP " + " ~ ".join(f"{r}.{'/'.join(c)}" for r, c in sorted(pair)))
+    for pair in sorted(expected - found, key=sorted):
+        print("  FN " + " ~ ".join(f"{r}.{'/'.join(c)}" for r, c in sorted(pair)))
+    return precision, recall
+
+
 def _edges(listed: list[dict[str, Any]]) -> dict[Edge, dict[str, Any]]:
     return {(e["upstream"]["path"], e["downstream"]["path"]): e for e in listed}
 
@@ -161,7 +206,9 @@ def run(scale: float, seed: int, folder: Path) -> None:
           f"{columns} columns, {len(truth.joins)} joins, {len(truth.derivations)} derivations, "
           f"{len(truth.views)} views ({time.monotonic() - started:.1f} s)")
     with profiled_demo(lake, folder) as (server, api, _keys):
-        join_f1 = score_joins(truth, api.every("/joincondition"))
+        listed = api.every("/joincondition")
+        join_f1 = score_joins(truth, listed)
+        score_joins_merged(truth, listed)
         inferred = {(d.source, d.derived) for d in truth.derivations}
         lineage_f1 = score_lineage("Inferred lineage (INFERRED)", inferred,
                                    api.every("/lineage", lineageType="INFERRED"))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
+from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
 import responses
 
 from catalog_nb.client import Catalog, NotFoundError
+from catalog_nb.client.resource_frames import FRAME_WIRE_PROPERTIES
 from catalog_nb.client.resource_query import annotation_body, build_query, resource_type
 from tests.client.resource_mocks import add_lists, add_metadata, calls_to, query_of, resource_json
 
@@ -27,8 +29,25 @@ def _build(**filters: Any) -> Any:
 
 
 def _metadata_query(mock: responses.RequestsMock) -> str:
+    """The query string of the one metadata read, without ``properties`` (the frame's own
+    narrowing: see test_the_frame_asks_only_for_its_properties)."""
     (call,) = calls_to(mock, "GET", "/dataresource/metadata")
-    return query_of(call)
+    return "&".join(p for p in query_of(call).split("&") if not p.startswith("properties="))
+
+
+def test_the_frame_asks_only_for_its_properties(
+    mock: responses.RequestsMock, cat: Catalog
+) -> None:
+    add_lists(mock)
+    add_metadata(mock, [])
+    cat.resources()
+    (call,) = calls_to(mock, "GET", "/dataresource/metadata")
+    sent = parse_qs(query_of(call))["properties"][0].split(",")
+    assert set(sent) == set(FRAME_WIRE_PROPERTIES) and "rowCount" in sent
+    mock.calls.reset()
+    cat.resources(as_frame=False)
+    (call,) = calls_to(mock, "GET", "/dataresource/metadata")
+    assert "properties" not in parse_qs(query_of(call))  # the raw form is the whole resource
 
 
 # -- pure mapping ------------------------------------------------------------------------------
@@ -161,7 +180,7 @@ def test_no_filters_sends_only_paging(mock: responses.RequestsMock, cat: Catalog
     add_lists(mock)
     add_metadata(mock, [])
     cat.resources()
-    assert _metadata_query(mock) == "pageSize=500&start=0"
+    assert _metadata_query(mock) == "pageSize=1000&start=0"
     assert calls_to(mock, "GET", "/datasource") == []  # nothing to resolve
 
 
@@ -171,7 +190,7 @@ def test_source_keys_and_records_become_names(mock: responses.RequestsMock, cat:
     row = cat.sources().iloc[1]  # demo_sql as a frame row
     cat.resources(["src-files", row], custom=False)
     assert _metadata_query(mock) == (
-        "propertyFilter=data_source%3Ademo_files%3Bdemo_sql&pageSize=500&start=0"
+        "propertyFilter=data_source%3Ademo_files%3Bdemo_sql&pageSize=1000&start=0"
     )
 
 

@@ -15,13 +15,14 @@ from sqlalchemy import func, insert, select, update
 
 from catalog_nb.contract import JobState
 from catalog_nb.server.profiling.model import DataType, FieldProfile, ResourceProfile
+from catalog_nb.server.search.facets import FIELD_TYPE_BITS
 from catalog_nb.server.store import Store, ingest, staging
 from catalog_nb.server.store import search as search_store
 from catalog_nb.server.store.schema import (
+    data_resources,
     jobs,
     resource_fields,
     search_documents,
-    search_facet_values,
     staged_fields,
 )
 from tests.conftest import TEST_APPLICATION
@@ -182,8 +183,8 @@ def test_a_very_wide_resource_indexes_the_first_fields_and_every_annotated_one(
     with store.read() as conn:
         text = conn.execute(select(search_documents.c.fields).where(
             search_documents.c.resource_key == key)).scalar_one()
-        types = set(conn.execute(select(search_facet_values.c.category).where(
-            search_facet_values.c.resource_key == key,
-            search_facet_values.c.facet == "fieldDataType")).scalars())
+        held = conn.execute(select(data_resources.c.facet_field_types).where(
+            data_resources.c.key == key)).scalar_one()
+        types = {name for name, bit in FIELD_TYPE_BITS.items() if held & bit}
     assert text.split() == ["alpha0", "alpha1", "alpha2", "alpha4", "zebra"]
     assert types == {"LONG", "BOOLEAN"}

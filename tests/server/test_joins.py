@@ -21,8 +21,10 @@ from sqlalchemy import select, update
 
 from catalog_nb.demo.truth import LakeTruth
 from catalog_nb.server.discovery import joins
+from catalog_nb.server.discovery.join_copies import merge_copies
 from catalog_nb.server.profiling.sketch import build_sketch, hash_text, normalise
 from catalog_nb.server.settings import Settings
+from catalog_nb.server.store.joins import DISCOVERED, NewCondition
 from catalog_nb.server.store.schema import data_resources, join_conditions, resource_fields
 from tests.conftest import Server
 from tests.server.lake import demo_files, demo_lake, profile_folder, profile_sql, write_files
@@ -319,15 +321,16 @@ def test_cost_grows_with_fields_not_values_and_common_hashes_are_ignored() -> No
     assert joins.MAX_POSTING < 300
 
 
-def test_many_to_many_pairs_need_agreeing_names() -> None:
-    """Neither side unique: shared cities say "same kind of value", not "rows match"."""
+def test_many_to_many_pairs_never_join() -> None:
+    """Neither side unique: shared cities say "same kind of value", not "rows match"; two
+    foreign keys of one dimension (store_code of orders and of returns) join through the
+    dimension, not with each other, even when their names agree (issue 14)."""
     cities = [f"Town{i % 25}" for i in range(100)]
     rows = [_row("shops", "city", cities, "STRING"), _row("people", "town", cities[:80], "STRING"),
             _row("orders", "store_code", [f"S{i % 30}" for i in range(90)], "STRING"),
             _row("returns", "store_code", [f"S{i % 30}" for i in range(60)], "STRING")]
     found, _ = joins.find(rows, [], Settings())
-    assert [(c.left_cols, c.right_cols, c.cardinality) for c in found] == [
-        (("store_code",), ("store_code",), "N:M")]
+    assert found == []
 
 
 def test_fields_tagged_as_personal_attributes_are_not_join_keys() -> None:
@@ -344,3 +347,29 @@ def test_fields_tagged_as_personal_attributes_are_not_join_keys() -> None:
     assert [f"builtin:{n}" for n in ("PhoneNumber", "PostalCode")] == [
         t for t in joins.ATTRIBUTE_TAGS if t.endswith(("PhoneNumber", "PostalCode"))]
     assert "builtin:EmailAddress" not in joins.ATTRIBUTE_TAGS
+
+
+def _condition(left: str, right: str, score: float = 0.99) -> NewCondition:
+    return NewCondition(left_key=left, right_key=right, left_cols=("k",), right_cols=("k",),
+                        origin=DISCOVERED, cardinality="1:N", left_in_right=1.0,
+                        right_in_left=1.0, score=score)
+
+
+def test_copies_merge_to_one_condition_per_partner_and_source() -> None:
+    """Customers as CSV (c1, original), Parquet (c2, its copy) and SQL (c3); orders as CSV (o1)
+    and SQL (o3); a report (r1) derived from o1. Each source keeps its own join; the Parquet
+    copy, whose source holds no orders, keeps one; copies never join each other or what they
+    derive."""
+    links = [{"upstream": "c3", "downstream": "c1", "kind": "COPY", "field_lineage": []},
+             {"upstream": "c1", "downstream": "c2", "kind": "COPY", "field_lineage": []},
+             {"upstream": "o3", "downstream": "o1", "kind": "COPY", "field_lineage": []},
+             {"upstream": "o1", "downstream": "r1", "kind": "DERIVED", "field_lineage": []}]
+    sources = {"c1": "csv", "c2": "parquet", "c3": "sql", "o1": "csv", "o3": "sql",
+               "r1": "csv"}
+    found = [_condition("c1", "o1"), _condition("c1", "o3"), _condition("c2", "o1", 0.98),
+             _condition("c2", "o3"), _condition("c3", "o1"), _condition("c3", "o3"),
+             _condition("c1", "c2"), _condition("o1", "r1")]
+    kept, dropped = merge_copies(found, links, sources)
+    assert sorted((c.left_key, c.right_key) for c in kept) == [
+        ("c1", "o1"), ("c2", "o3"), ("c3", "o3")]
+    assert dropped == 5

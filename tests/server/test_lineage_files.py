@@ -68,8 +68,11 @@ def test_subsets_and_renamed_copies_point_to_the_older_file(store: Store,
     assert evidence["matchedFields"] == 3 and evidence["derivedFields"] == 3
     assert evidence["meanContainment"] == 1.0 and evidence["rowRatio"] == 0.5
     assert evidence["direction"] == "time"
+    # Some of the source's columns, half its rows: a projection (no longer a copy).
+    assert evidence["kind"] == "PROJECTION"
 
     copy = edges[("src.csv", "copy.csv")]
+    assert copy["evidence"]["kind"] == "DERIVED"  # a computed column of its own
     assert field_map(copy) == {"key": ["id"], "address": ["email"], "label": ["name"],
                                "status": ["status"], "since": ["joined"]}
     assert copy["evidence"]["unmatchedFields"] == ["score"]

@@ -12,6 +12,19 @@ Tag discovery (this package today) suggests field-level tag associations:
 
 from __future__ import annotations
 
-from catalog_nb.server.discovery.runner import DiscoveryReport, discover
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from catalog_nb.server.discovery.runner import DiscoveryReport, discover
 
 __all__ = ["DiscoveryReport", "discover"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: the service imports .builtin at start-up (the built-in tags), and
+    # the runner would bring numpy and the profiling libraries with it (PEP 562).
+    if name in __all__:
+        from catalog_nb.server.discovery import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,21 @@ resource S (a file, collection, table or view) when:
   or view whose change time the database does not give counts as older than any file: databases
   are where files are exported from, never the other way round here.
 
-The score is the matched share times the mean containment of the matched fields. A resource
+The score is the matched share times the mean containment of the matched fields. Each edge says
+what kind of derivation it is (``evidence.kind``, :func:`kind_of`): ``COPY`` when the two
+resources' fields match one to one (every field with values on either side, each upstream field
+matched once) with near-complete containment (:data:`COPY_CONTAINMENT`) and about as many rows
+(:data:`COPY_ROW_RATIO`): the same table as a CSV file, a Parquet export and an SQL table;
+``SUBSET`` when the fields match one to one but rows are missing (a partial copy, a filtered
+extract); ``PROJECTION`` when each derived field matches a field of its own with near-complete
+containment but the source has more columns (an export of some of a table's columns);
+``DERIVED`` otherwise (cleaned or computed columns). Copies, subsets and projections hold
+one table's rows, so they are lineage, not joins: join discovery drops conditions between
+them and reports a copy's joins once per partner (:mod:`.join_copies`). A copy's direction
+follows the rule above (the database table first, then the older file).
+A small table (a lookup of five regions) has no field of many distinct values; it is still
+anchored when it matches a resource one to one by field names with every value contained and
+as many rows (:meth:`Inference._small_copy`). A resource
 derived from several candidates keeps the best, plus any within :data:`TIE` of it, and then
 drops a candidate that is itself upstream of another kept one (a cleaned subset of an export is
 derived from the export, not also from the export's table): edges stay direct.
@@ -62,6 +76,11 @@ MIN_MATCHED_FIELDS = 2
 TIE = 0.02
 #: Fewest of a field's hashes an estimate may rest on.
 MIN_SAMPLE = 8
+#: Least containment of every matched field, and least row ratio, of a COPY edge.
+COPY_CONTAINMENT = 0.95
+COPY_ROW_RATIO = 0.95
+#: Edge kinds (``evidence.kind``).
+COPY, SUBSET, PROJECTION, DERIVED = "COPY", "SUBSET", "PROJECTION", "DERIVED"
 
 _DERIVED_TYPES = frozenset({ResourceType.FILE.value, ResourceType.HDFS_FILE.value,
                             ResourceType.COLLECTION.value})
@@ -130,11 +149,16 @@ class Candidate:
     score: float
     direction: str
 
+    def row_ratio(self) -> float | None:
+        """Downstream rows over upstream rows, when both are known."""
+        rows = (self.downstream.rows, self.upstream.rows)
+        return rows[0] / rows[1] if rows[0] is not None and rows[1] else None
+
     def edge(self) -> EdgeRecord:
         """The edge to store, with its evidence and field lineage in the derived field order."""
         containments = [c for _, c in self.matches.values()]
         rows = (self.downstream.rows, self.upstream.rows)
-        ratio = rows[0] / rows[1] if rows[0] is not None and rows[1] else None
+        ratio = self.row_ratio()
         order = [f.name for f in self.downstream.fields if f.name in self.matches]
         return EdgeRecord(
             upstream_key=self.upstream.key, downstream_key=self.downstream.key,
@@ -152,8 +176,35 @@ class Candidate:
                 "unmatchedFields": [f.name for f in self.downstream.fields
                                     if f.name not in self.matches and len(f.hashes)],
                 "direction": self.direction,
+                "kind": kind_of(self),
             },
         )
+
+
+def one_to_one(candidate: Candidate) -> bool:
+    """Whether every field with values on either side is matched, each upstream field once."""
+    upstream = {f.name for f in candidate.upstream.fields if len(f.hashes)}
+    hosts = [host for host, _ in candidate.matches.values()]
+    return _all_distinct(candidate) and set(hosts) >= upstream
+
+
+def _all_distinct(candidate: Candidate) -> bool:
+    """Whether every derived field with values is matched, each by a field of its own."""
+    hosts = [host for host, _ in candidate.matches.values()]
+    return len(candidate.matches) == candidate.derived_fields and len(set(hosts)) == len(hosts)
+
+
+def kind_of(candidate: Candidate) -> str:
+    """``COPY``, ``SUBSET``, ``PROJECTION`` or ``DERIVED`` (see the module docstring)."""
+    if not _all_distinct(candidate) or min(
+            c for _, c in candidate.matches.values()) < COPY_CONTAINMENT:
+        return DERIVED
+    if not one_to_one(candidate):
+        return PROJECTION
+    ratio = candidate.row_ratio()
+    # Unknown row counts: the sketches alone cannot tell a copy from a subset; full
+    # containment of every field is read as a copy.
+    return COPY if ratio is None or ratio >= COPY_ROW_RATIO else SUBSET
 
 
 def _field(resource: str, row: Mapping[str, Any]) -> Field | None:
@@ -344,12 +395,27 @@ class Inference:
             matches = {item.name: self._best_field(item, hosts[index][item.name])
                        for item in valued if item.name in hosts[index]}
             anchored = any(f.distinct >= self.min_distinct for f in valued if f.name in matches)
-            if not anchored:
+            if not anchored and not self._small_copy(source, derived, matches):
                 continue
             share = len(matches) / len(valued)
             mean = sum(c for _, c in matches.values()) / len(matches)
             found.append(Candidate(source, derived, matches, len(valued), share * mean, how))
         return found
+
+    @staticmethod
+    def _small_copy(source: Resource, derived: Resource,
+                    matches: Mapping[str, tuple[str, float]]) -> bool:
+        """Whether a resource of few distinct values per field (a lookup table of five rows)
+        is a whole copy of ``source``: as many rows, every field of both matched by name with
+        every value contained. Few values are found almost anywhere; the same names, the
+        same row count and all the fields together are what make it the same table."""
+        if derived.rows is None or derived.rows != source.rows or not derived.rows:
+            return False
+        theirs = {f.name.casefold() for f in source.fields if len(f.hashes)}
+        mine = {f.name.casefold() for f in derived.fields if len(f.hashes)}
+        return (mine == theirs and len(matches) == len(mine)
+                and all(host.casefold() == name.casefold() and share >= 1.0
+                        for name, (host, share) in matches.items()))
 
     def candidates(self, only: Collection[str] | None = None) -> list[Candidate]:
         """The best candidate sources of every derivable resource (ties kept); with ``only``,
@@ -470,4 +536,9 @@ def infer(store: Store, settings: Settings, changed: Set[str] | None = None) -> 
         count = lineage_store.replace_edges_into(conn, INFERRED, edges, redo)
     summary = (f"File lineage: {count} inferred edges into {len(redo)} resource(s) the "
                f"changed ones may feed." if redo else "")
-    return StepReport(counts={"inferredEdgesChanged": count}, summary=summary)
+    # Both ends of every edge rewritten, old or new: join discovery merges copies, so their
+    # conditions follow the edges.
+    touched = redo | {up for up, down in stored if down in redo} | {
+        e.upstream_key for e in edges}
+    return StepReport(counts={"inferredEdgesChanged": count}, summary=summary,
+                      touched=touched - set(changed))

@@ -4,33 +4,53 @@ Works from the value sketches profiling keeps per field (``profiling/sketch.py``
 hashes of the distinct values), never from the data:
 
 1. **Key candidates.** A field can be a join key when it is text or integer, has at least
-   ``join_min_distinct`` distinct values, and is not free text (values longer than
-   :data:`MAX_KEY_LENGTH`, or mostly several words: names, addresses, prose). Floating-point
-   measures, integers named as measures (:data:`MEASURE_TOKENS`: ``order_count``,
-   ``total``), dates, times, booleans and nested values are never keys.
-2. **Candidate pairs** come from an inverted index ``hash -> fields`` (one sorted array of
-   every key field's hashes, paired run by run with vector operations): two fields are compared
-   only when they share at least :data:`MIN_SHARED` hashes, so the work grows with the number
-   of fields times k. A hash held by more than :data:`MAX_POSTING` fields (``1``, ``2``... in
-   every counter) says nothing about a particular pair and is not counted. An incremental run
-   (a PROFILE job) pairs only the fields of the resources it changed.
-3. **Containment** of each side in the other is estimated from the sketches; a pair is kept
-   when one direction reaches ``join_min_containment`` on at least :data:`MIN_SAMPLE` hashes
-   (:data:`MIN_SAMPLE_NAMED` when the names agree).
+   two distinct values, and is not free text (values longer than :data:`MAX_KEY_LENGTH`, or
+   mostly several words: names, addresses, prose). Floating-point measures, integers named as
+   measures (:data:`MEASURE_TOKENS`: ``order_count``, ``total``, ``delay_minutes``), dates,
+   times, booleans and nested values are never keys, on either side. Names are read without
+   their table's column prefix (``l_`` of TPC-H's ``l_orderkey``, :func:`table_prefix`) and
+   with a glued ``key`` split off (``orderkey`` -> ``order``).
+2. **Candidate pairs** of fields of at least ``join_min_distinct`` distinct values come from
+   an inverted index ``hash -> fields`` (one sorted array of every such field's hashes, paired
+   run by run with vector operations): two fields are compared only when they share at least
+   :data:`MIN_SHARED` hashes, so the work grows with the number of fields times k. A hash held
+   by more than :data:`MAX_POSTING` fields (``1``, ``2``... in every counter) says nothing
+   about a particular pair and is not counted. A field of fewer distinct values (a nation's
+   five region keys, a status of two) is paired by name instead (:func:`named_pairs`), with
+   the keys of small tables sharing a name word. An incremental run (a PROFILE job) pairs only
+   the fields of the resources it changed (and of their copies).
+3. **A key side.** A pair joins only when one side is a key (unique in its resource: distinct
+   count against value count) holding ``join_min_containment`` of the other side's values
+   (on at least :data:`MIN_SAMPLE` hashes, :data:`MIN_SAMPLE_NAMED` when the names agree, any
+   number when both sketches hold every value), or, when the names agree, whose own values
+   are found in the other side (a subset of the customers against every order). Neither side
+   unique (two foreign keys of one dimension, postcodes in two tables) is never a join.
+   A side of fewer than ``join_min_distinct`` values joins only a small table's key whose name
+   agrees, holding all of its values, both counted exactly.
    Integers inside a dense integer range (surrogate keys ``1..n``) are contained in it
    whatever they mean, so there containment proves nothing: when the contained side's range
    lies (for that share) inside the other's dense range, the pair is kept only when the names
-   agree too (:func:`name_similarity` at least :data:`RANGE_NAME_SIMILARITY`).
-4. **Cardinality** from uniqueness (distinct count against value count) of each side; the
-   unique side is stored on the left: ``1:1``, ``1:N`` or ``N:M``. An ``N:M`` pair (neither
-   side unique) is kept only when the names agree: without a key on either side, shared
-   values (postcodes, cities) show two fields of one kind, not rows that match.
+   agree too (:func:`name_similarity` at least :data:`RANGE_NAME_SIMILARITY`); and integers
+   whose name neither agrees with the key's nor reads as an identifier (``points``,
+   ``wait``) are measures: overlap alone never makes them a foreign key.
    Fields tag discovery (or people) marked as personal attributes (:data:`ATTRIBUTE_TAGS`:
    phone numbers, postcodes, national ids, bank and card numbers...) are not join keys either:
    they are copied between tables, so their equal values prove nothing about matching rows.
    Tag discovery runs before join discovery in every job, so its suggestions count.
-5. **Score** (0-1): containment (0.5), one side unique (0.2), name similarity (0.2) and the
-   number of hashes the estimate rests on (0.1, full at 64).
+4. **Cardinality**: the key side is stored on the left, ``1:1`` or ``1:N``.
+5. **Composite keys.** Profiling infers pairs of columns unique together while neither is
+   alone and sketches their value pairs, and the pairs of identifier columns of every table
+   (``profiling/keys.py``); a pair contained in another resource's composite key, each column
+   named like the key column it maps onto, is one condition of two columns
+   (:func:`composite_conditions`).
+6. **Copies** (file lineage's COPY, SUBSET and PROJECTION edges, which run first) are lineage:
+   no condition between two resources an inferred edge links, and a copy group's conditions
+   with a partner are kept once per partner, in the partner's own data source where there is
+   one (:func:`merge_copies`).
+7. **Score** (0-1): the measured precision of the condition's evidence class
+   (:data:`CALIBRATION`: names equal or agreeing, containment, the sample the estimate rests
+   on), so that 0.9 means about nine in ten such conditions are true; :data:`DEFAULT_MIN_SCORE`
+   is the documented floor of a readable join graph (``docs/relations-api.md``).
 
 Declared foreign keys of SQL tables are stored as DECLARED with score 1.0 whatever the sketches
 say, and a discovered pair they already cover is dropped. Self-joins (both sides in one
@@ -41,21 +61,35 @@ transaction; an incremental run, those with a side in a changed resource (and th
 from __future__ import annotations
 
 import logging
-import re
 import time
+from collections import defaultdict
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from catalog_nb.server.discovery import builtin
+from catalog_nb.server.discovery.composite_joins import composite_conditions, pair_sides
+from catalog_nb.server.discovery.join_copies import merge_copies, with_copies
+from catalog_nb.server.discovery.join_names import (
+    RANGE_NAME_SIMILARITY,
+    name_similarity,
+    name_tokens,
+    same_word,
+    singular,
+    table_prefix,
+    words,
+)
+from catalog_nb.server.discovery.join_scores import calibrated
 from catalog_nb.server.discovery.relation_report import StepReport
 from catalog_nb.server.discovery.sketch_index import index_for, wordy
+from catalog_nb.server.profiling.keys import id_like
 from catalog_nb.server.profiling.sketch import ValueSketch
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import joins as join_store
+from catalog_nb.server.store import lineage as lineage_store
 from catalog_nb.server.store.joins import DECLARED, DISCOVERED, NewCondition
 
 log = logging.getLogger(__name__)
@@ -75,17 +109,13 @@ PAIR_CHUNK = 2_000_000
 #: under the large side's threshold).
 MIN_SAMPLE = 8
 MIN_SAMPLE_NAMED = 3
-#: Name similarity two dense integer ranges need to be kept.
-RANGE_NAME_SIMILARITY = 0.5
 #: A side is unique when its distinct count reaches this share of its value count.
 UNIQUE_SHARE = 0.99
 UNIQUE_SHARE_APPROXIMATE = 0.95
-#: Sample size at which the estimate counts fully in the score.
-FULL_SAMPLE = 64
-#: Name parts that say "identifier" but not of what: a field named only by them is read with
-#: its resource's name ("id" of "customers" is the customer id).
-GENERIC_TOKENS = frozenset({"id", "no", "nr", "num", "number", "key", "code", "ref", "fk", "pk",
-                            "uid", "uuid"})
+#: Fewest distinct values of a key field: one value (a constant) says nothing.
+MIN_KEY_DISTINCT = 2
+#: Containment a side of few distinct values needs (every value, counted exactly).
+FEW_CONTAINMENT = 1.0
 
 #: Built-in tags (``discovery.builtin``) of personal attributes: a field discovery or people
 #: tagged so holds details people share or change (phones, postcodes, bank accounts...),
@@ -95,12 +125,18 @@ ATTRIBUTE_TAGS = tuple(f"builtin:{name}" for name in (
     "PhoneNumber", "NationalId", "PaymentCard", "IPAddress", "IBAN", "DateOfBirth", "PostalCode",
     "PersonName"))
 
-#: Name parts of integer measures (counts, amounts): such fields are never keys.
+#: Name parts of integer measures (counts, amounts, durations, sizes): such fields are never
+#: keys, on either side.
 MEASURE_TOKENS = frozenset({"count", "total", "sum", "qty", "quantity", "amount", "avg",
-                            "average", "price", "cost", "salary", "revenue", "balance"})
+                            "average", "price", "cost", "salary", "revenue", "balance",
+                            "delay", "duration", "minute", "second", "hour", "age", "weight",
+                            "height", "length", "width", "size", "score",
+                            "rating", "percent", "pct", "ratio", "rate", "tax", "discount",
+                            "availqty", "headcount", "latency", "distance"})
+#: Name words of labels (a department's name, a product's title): two labels of few values
+#: share them without being one key, so they never pair fields of few values.
+LABEL_TOKENS = frozenset({"name", "label", "title", "description", "comment", "note", "text"})
 
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 
 
 @dataclass
@@ -117,54 +153,12 @@ class KeyField:
     int_range: tuple[int, int] | None
     dense: bool
     tokens: frozenset[str]
-
-
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
-
-
-def _singular(word: str) -> str:
-    if len(word) > 3 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def name_tokens(field: str, resource: str) -> frozenset[str]:
-    """The meaningful words of a field's name; a generic name (``id``, ``code``) borrows its
-    resource's name (``customers.csv`` -> ``customer``).
-
-    >>> sorted(name_tokens("id", "customer_contacts"))
-    ['contact', 'customer']
-    """
-    # A nested field is named by its last part's words plus its parents' (session.user).
-    words = [_singular(w) for w in _words(field)]
-    meaningful = [w for w in words if w not in GENERIC_TOKENS]
-    if not meaningful:
-        stem = _EXTENSION.sub("", resource.rsplit("/", 1)[-1])
-        meaningful = [_singular(w) for w in _words(stem) if w not in GENERIC_TOKENS]
-    return frozenset(meaningful)
-
-
-def _same_word(a: str, b: str) -> bool:
-    """Equal words, or an abbreviation of at least three letters (``emp`` / ``employee``)."""
-    if a == b:
-        return True
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return len(short) >= 3 and long_.startswith(short)
-
-
-def name_similarity(a: frozenset[str], b: frozenset[str]) -> float:
-    """Share of the longer word set matched by the other (0-1).
-
-    >>> name_similarity(frozenset({"emp"}), frozenset({"employee"}))
-    1.0
-    """
-    if not a or not b:
-        return 0.0
-    matched = sum(1 for x in a if any(_same_word(x, y) for y in b))
-    return matched / max(len(a), len(b))
+    #: the data source the field's resource is in (copies are merged per source)
+    source_key: str = ""
+    #: whether the sketch holds every distinct value (then containment is exact)
+    exact: bool = False
+    #: whether the name reads as an identifier (``profiling.keys.id_like``)
+    id_named: bool = False
 
 
 def _number(value: Any) -> float | None:
@@ -173,8 +167,9 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def key_field(row: Mapping[str, Any], min_distinct: int) -> KeyField | None:
-    """The field as a join key candidate, or None when it cannot be one (see module doc).
+def key_field(row: Mapping[str, Any], min_distinct: int, prefix: str = "") -> KeyField | None:
+    """The field as a join key candidate, or None when it cannot be one (see module doc);
+    ``prefix`` is its table's column prefix (:func:`table_prefix`).
 
     ``row["sketch"]`` is the stored form or a decoded :class:`ValueSketch` (then ``row``
     says whether its sample is ``wordy``: see :mod:`.sketch_index`). Raises ValueError for a
@@ -200,7 +195,7 @@ def key_field(row: Mapping[str, Any], min_distinct: int) -> KeyField | None:
         return None
     if row["data_type"] == "STRING" and prose:
         return None
-    if row["data_type"] == "LONG" and MEASURE_TOKENS & {_singular(w) for w in _words(row["name"])}:
+    if row["data_type"] == "LONG" and MEASURE_TOKENS & {singular(w) for w in words(row["name"])}:
         return None
     distinct = _number(props.get("distinctCount"))
     if distinct is None:
@@ -217,7 +212,10 @@ def key_field(row: Mapping[str, Any], min_distinct: int) -> KeyField | None:
         resource_key=row["resource_key"], resource_path=row["path"],
         name=row["name"], sketch=sketch, distinct=distinct, unique=unique, int_range=int_range,
         dense=int_range is not None and int_range[1] - int_range[0] + 1 <= 2 * distinct,
-        tokens=name_tokens(row["name"], row["table_name"] or row["resource_name"]),
+        tokens=name_tokens(row["name"], row["table_name"] or row["resource_name"], prefix),
+        source_key=str(row.get("data_source_key") or ""),
+        exact=not sketch.full,
+        id_named=id_like(str(row["name"])),
     )
 
 
@@ -235,7 +233,14 @@ def _group_pairs(ids: np.ndarray, starts: np.ndarray, sizes: np.ndarray
     return ids[first], ids[first + offset]
 
 
-def candidate_pairs(fields: Sequence[KeyField], focus: Set[str] | None = None,
+class Sketched(Protocol):
+    """What :func:`candidate_pairs` reads of a field (or of a pair of columns)."""
+
+    resource_key: str
+    sketch: ValueSketch
+
+
+def candidate_pairs(fields: Sequence[Sketched], focus: Set[str] | None = None,
                     ) -> list[tuple[int, int]]:
     """Pairs ``(a, b)``, ``a < b``, of fields (indexes into ``fields``) of different resources
     sharing at least :data:`MIN_SHARED` hashes; with ``focus``, only the pairs with a side in
@@ -296,43 +301,57 @@ def _range_explained(inner: KeyField, outer: KeyField, share: float) -> bool:
     return inside >= share * (high - low + 1)
 
 
-def compare(a: KeyField, b: KeyField, min_containment: float) -> NewCondition | None:
-    """The join condition between two key fields, or None when they do not join."""
+def _least_sample(a: KeyField, b: KeyField, named: bool) -> int:
+    """Fewest hashes a containment estimate between ``a`` and ``b`` may rest on: any number
+    when both sketches hold every value (the estimate is then exact)."""
+    if a.exact and b.exact:
+        return 1
+    return MIN_SAMPLE_NAMED if named else MIN_SAMPLE
+
+
+def compare(a: KeyField, b: KeyField, min_containment: float, min_distinct: int = 1
+            ) -> NewCondition | None:
+    """The join condition between two key fields, or None when they do not join.
+
+    One side must be a key (unique in its resource) holding the other side's values; a pair
+    where neither is unique (two foreign keys of one dimension, a postcode in two tables) is
+    not a join. A side of fewer than ``min_distinct`` distinct values joins only a key whose
+    name agrees and which holds every one of its values, both known exactly (small tables).
+    """
     a_in_b, b_in_a = a.sketch.containment_in(b.sketch), b.sketch.containment_in(a.sketch)
     similarity = name_similarity(a.tokens, b.tokens)
-    least = MIN_SAMPLE_NAMED if similarity >= RANGE_NAME_SIMILARITY else MIN_SAMPLE
-    usable = [e for e in (a_in_b, b_in_a) if e.sample_size >= least]
-    best = max((e.value for e in usable), default=0.0)
-    if best < min_containment:
+    named = similarity >= RANGE_NAME_SIMILARITY
+    least = _least_sample(a, b, named)
+    few = min(a.distinct, b.distinct) < min_distinct
+    if few and not (named and a.exact and b.exact):
         return None
-    explained = ((a_in_b.value >= min_containment and _range_explained(a, b, min_containment))
-                 or (b_in_a.value >= min_containment
-                     and _range_explained(b, a, min_containment)))
-    if explained and similarity < RANGE_NAME_SIMILARITY:
+    needed = FEW_CONTAINMENT if few else min_containment
+    # (key, other, other in key, key in other) for each side that can be the key.
+    # A key whose own values are found in the other side (a subset of customers against
+    # every order) joins too, but only when the names agree: a column of small unique
+    # numbers is found in many others.
+    options = [(key, other, inside, back)
+               for key, other, inside, back in ((a, b, b_in_a, a_in_b), (b, a, a_in_b, b_in_a))
+               if key.unique and (
+                   (inside.sample_size >= least and inside.value >= needed)
+                   or (named and back.sample_size >= least and back.value >= needed))]
+    if not options:
         return None
-    # The unique side on the left; otherwise the side holding the other's values.
-    if a.unique != b.unique:
-        flip = b.unique
-    elif a_in_b.value != b_in_a.value:
-        flip = a_in_b.value > b_in_a.value
+    if any(_range_explained(other, key, needed) for key, other, _, _ in options) and not named:
+        return None
+    if not named and any(other.int_range is not None and not other.id_named
+                         for _, other, _, _ in options):
+        return None  # integers found in a key, named neither like it nor as identifiers
+    if len(options) == 2 and options[0][2].value == options[1][2].value:
+        options.sort(key=lambda o: (o[0].resource_path, o[0].name))
     else:
-        flip = (b.resource_path, b.name) < (a.resource_path, a.name)
-    left, right = (b, a) if flip else (a, b)
-    left_in_right, right_in_left = (b_in_a, a_in_b) if flip else (a_in_b, b_in_a)
-    if left.unique and right.unique:
-        cardinality = "1:1"
-    elif left.unique:
-        cardinality = "1:N"
-    else:
-        cardinality = "N:M"
-        # Neither side is a key: shared values (postcodes, cities, account numbers copied
-        # around) say the fields hold the same kind of thing, not that rows match. Such a pair
-        # is a join only when the names say it is the same key (customer_id on both sides).
-        if similarity < RANGE_NAME_SIMILARITY:
-            return None
-    sample = max((e.sample_size for e in usable), default=0)
-    score = (0.5 * best + 0.2 * (left.unique or right.unique) + 0.2 * similarity
-             + 0.1 * min(1.0, sample / FULL_SAMPLE))
+        options.sort(key=lambda o: -o[2].value)
+    left, right, right_in_left, left_in_right = options[0]
+    cardinality = "1:1" if right.unique else "1:N"
+    # A key whose values are found in the other side (options' second way) is scored by the
+    # foreign side's containment too: that is what a join of its rows would keep.
+    sample = max(right_in_left.sample_size, left_in_right.sample_size)
+    score = calibrated(right_in_left.value, similarity, sample, left.exact and right.exact)
     return NewCondition(
         left_key=left.resource_key, right_key=right.resource_key,
         left_cols=(left.name,), right_cols=(right.name,), origin=DISCOVERED,
@@ -402,25 +421,70 @@ def _sides(c: NewCondition) -> frozenset[tuple[str, tuple[str, ...]]]:
     return frozenset({(c.left_key, c.left_cols), (c.right_key, c.right_cols)})
 
 
+def named_pairs(fields: Sequence[KeyField], few: Sequence[bool], focus: Set[str] | None = None
+                ) -> list[tuple[int, int]]:
+    """Pairs ``(a, b)``, ``a < b``, of a field of few distinct values and a key of a small
+    table (unique, every value in its sketch) sharing a name word: the only partners such a
+    field may have (its handful of values is found almost anywhere, and those hashes are too
+    common for the inverted index). With ``focus``, only pairs with a side in it."""
+    small_keys: dict[str, list[int]] = defaultdict(list)
+    for index, item in enumerate(fields):
+        if item.unique and item.exact:
+            for token in item.tokens - LABEL_TOKENS:
+                small_keys[token].append(index)
+    # A word meets the keys' words it abbreviates or is abbreviated by (dept / department):
+    # looked up once per distinct word.
+    matching: dict[str, list[str]] = {}
+
+    def partners(token: str) -> list[str]:
+        if token not in matching:
+            matching[token] = [t for t in small_keys if same_word(token, t)]
+        return matching[token]
+
+    found: set[tuple[int, int]] = set()
+    for index, item in enumerate(fields):
+        if not few[index]:
+            continue
+        for token in item.tokens:
+            for other in (o for t in partners(token) for o in small_keys[t]):
+                partner = fields[other]
+                if partner.resource_key == item.resource_key:
+                    continue
+                if focus is not None and item.resource_key not in focus \
+                        and partner.resource_key not in focus:
+                    continue
+                found.add((min(index, other), max(index, other)))
+    return sorted(found)
+
+
+def _prefixes(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    names: dict[str, list[str]] = defaultdict(list)
+    for row in rows:
+        names[row["resource_key"]].append(str(row["name"]))
+    return {key: table_prefix(found) for key, found in names.items()}
+
+
 def find(rows: Sequence[Mapping[str, Any]], tables: Sequence[Mapping[str, Any]],
          settings: Settings, attributes: Set[tuple[str, str]] = frozenset(),
-         focus: Set[str] | None = None) -> tuple[list[NewCondition], StepReport]:
+         focus: Set[str] | None = None, links: Sequence[Mapping[str, Any]] = ()
+         ) -> tuple[list[NewCondition], StepReport]:
     """Declared and discovered conditions over profiled ``rows`` (``store.joins`` shapes);
     pure, so it can be measured and tested without a store. ``attributes``: ``(resource key,
     field)`` of fields tagged as personal attributes (:data:`ATTRIBUTE_TAGS`), which take part
     in declared keys only. With ``focus`` (resource keys), only the discovered conditions with
-    a side in those resources are returned (the declared ones are always all returned)."""
+    a side in those resources are returned (the declared ones are always all returned).
+    ``links``: the inferred lineage edges with their kinds (:func:`merge_copies`)."""
     report = StepReport()
     fields: list[KeyField] = []
     all_sketched: dict[tuple[str, str], KeyField] = {}
+    prefixes = _prefixes(rows)
     for row in rows:
         try:
             if row.get("error"):
                 raise ValueError(row["error"])
             # Keys of declared constraints need their sketch whatever their distinct count.
-            loose = key_field(row, 1)
-            item = loose if loose is not None and loose.distinct >= settings.join_min_distinct \
-                else None
+            loose = key_field(row, 1, prefixes.get(row["resource_key"], ""))
+            item = loose if loose is not None and loose.distinct >= MIN_KEY_DISTINCT else None
             if item is None and loose is not None:
                 all_sketched[(loose.resource_key, loose.name)] = loose
         except (ValueError, KeyError, TypeError) as exc:
@@ -435,17 +499,33 @@ def find(rows: Sequence[Mapping[str, Any]], tables: Sequence[Mapping[str, Any]],
     conditions, unknown = declared(tables, all_sketched)
     taken = {_sides(c) for c in conditions}
     discovered: list[NewCondition] = []
-    for a, b in candidate_pairs(fields, focus):
-        found = compare(fields[a], fields[b], settings.join_min_containment)
+    few = [f.distinct < settings.join_min_distinct for f in fields]
+    rich = [i for i, f in enumerate(few) if not f]
+    pairs = {(rich[a], rich[b]) for a, b in candidate_pairs([fields[i] for i in rich], focus)}
+    pairs.update(named_pairs(fields, few, focus))
+    for a, b in sorted(pairs):
+        found = compare(fields[a], fields[b], settings.join_min_containment,
+                        settings.join_min_distinct)
         if found is not None and _sides(found) not in taken:
             taken.add(_sides(found))
             discovered.append(found)
+    sides = pair_sides(rows, prefixes, attributes)
+    paired = candidate_pairs(sides, focus)
+    for found in composite_conditions(sides, settings.join_min_containment, paired):
+        if _sides(found) not in taken:
+            taken.add(_sides(found))
+            discovered.append(found)
+    sources = {f.resource_key: f.source_key for f in fields}
+    sources.update((s.resource_key, s.source_key) for s in sides)
+    discovered, merged = merge_copies(discovered, links, sources)
     discovered.sort(key=lambda c: (-c.score, c.left_key, c.right_key, c.signature))
     report.counts = {"joinsDeclared": len(conditions), "joinsDiscovered": len(discovered)}
     over = (f"{len(fields)} key fields" if focus is None else
             f"the key fields of {len(focus)} changed resource(s) against {len(fields)}")
     report.summary = (f"Joins: {len(conditions)} declared, {len(discovered)} discovered"
                       f" over {over}.")
+    if merged:
+        report.summary += f" {merged} between or through copies merged."
     if unknown:
         report.summary += f" {unknown} declared key(s) name a table the catalog does not know."
     return conditions + discovered, report
@@ -453,10 +533,11 @@ def find(rows: Sequence[Mapping[str, Any]], tables: Sequence[Mapping[str, Any]],
 
 def discover(store: Store, settings: Settings, changed: Set[str] | None = None) -> StepReport:
     """Rediscover the catalog's join conditions and store them: all of them (``changed`` is
-    None: a DISCOVER job), or only those with a side in the ``changed`` resources, compared
-    against every other field through the inverted index (what a PROFILE job ends with);
-    the declared keys are re-read either way. Conditions between two unchanged resources are
-    kept as stored.
+    None: a DISCOVER job), or only those with a side in the ``changed`` resources or their
+    copies, compared against every other field through the inverted index (what a PROFILE job
+    ends with); the declared keys are re-read either way. Conditions between two unchanged
+    resources are kept as stored. Runs after file lineage, whose COPY, SUBSET and PROJECTION
+    edges it reads to merge copies.
 
     Example (what a PROFILE job that profiled one file does at its end)::
 
@@ -469,12 +550,15 @@ def discover(store: Store, settings: Settings, changed: Set[str] | None = None) 
             index.sync(conn)
             tables = join_store.sql_tables(conn)
             attributes = join_store.tagged_fields(conn, ATTRIBUTE_TAGS, builtin.SOURCE_NAME)
-        conditions, report = find(index.field_rows(), tables, settings, attributes, changed)
+            links = lineage_store.inferred_links(conn)
+        focus = None if changed is None else with_copies(changed, links)
+        conditions, report = find(index.field_rows(), tables, settings, attributes, focus,
+                                  links)
     with store.write() as conn:
-        if changed is None:
+        if focus is None:
             join_store.replace_all(conn, conditions)
         else:
-            join_store.replace_touching(conn, conditions, changed)
+            join_store.replace_touching(conn, conditions, focus)
     if changed is not None:
         report.counts = {"joinsDeclared": report.counts["joinsDeclared"],
                          "joinsDiscoveredChanged": report.counts["joinsDiscovered"]}

@@ -9,8 +9,11 @@ in, comparing their sketches with the rest of the catalog through the sketch ind
 incremental run cannot see - a change of the discovery settings, a tag people added that
 makes a field a personal attribute, a hash that became too common to pair two unchanged
 fields - waits for the next full run. View lineage parses view definitions, not sketches, and
-is always recomputed whole. Each step writes what it found in one transaction, so readers see
-the old answer or the new one. A step that fails is reported and the others still run.
+is always recomputed whole. A step of an incremental run may widen the changed set for the
+steps after it (``StepReport.touched``): file lineage names both ends of every edge it
+rewrote, since join discovery merges copies along those edges. Each step writes what it found
+in one transaction, so readers see the old answer or the new one. A step that fails is
+reported and the others still run.
 """
 
 from __future__ import annotations
@@ -87,6 +90,8 @@ def discover_relations(store: Store, settings: Settings,
                                                           f"failed: {exc}"})
             report.summaries.append(f"{name.capitalize()} discovery failed.")
             continue
+        if changed is not None and found.touched:
+            changed = set(changed) | found.touched
         report.counts.update(found.counts)
         report.errors.extend(found.errors)
         report.summaries.append(found.summary)

@@ -17,18 +17,34 @@ helpers ``formats`` (sniffing), ``readers`` (chunked readers), ``inference`` (ty
 
 from __future__ import annotations
 
-from catalog_nb.server.profiling.files import browse, profile_collection, profile_file
-from catalog_nb.server.profiling.model import (
-    DataType,
-    FieldProfile,
-    FileFormat,
-    ProfilingError,
-    ResourceProfile,
-    ResourceState,
-)
-from catalog_nb.server.profiling.sketch import ValueSketch, build_sketch
-from catalog_nb.server.profiling.sql import browse_sql, profile_table
-from catalog_nb.server.profiling.stats import profile_frame, profile_series
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from catalog_nb.server.profiling.files import browse, profile_collection, profile_file
+    from catalog_nb.server.profiling.model import (
+        DataType,
+        FieldProfile,
+        FileFormat,
+        ProfilingError,
+        ResourceProfile,
+        ResourceState,
+    )
+    from catalog_nb.server.profiling.sketch import ValueSketch, build_sketch
+    from catalog_nb.server.profiling.sql import browse_sql, profile_table
+    from catalog_nb.server.profiling.stats import profile_frame, profile_series
+
+#: Where each public name lives. They are imported on first use (PEP 562): the service
+#: imports this package for a model class or a sketch and must not pay for pandas, pyarrow
+#: and Polars at start-up (a worker that never profiles never loads them).
+_HOMES = {
+    "browse": "files", "profile_collection": "files", "profile_file": "files",
+    "DataType": "model", "FieldProfile": "model", "FileFormat": "model",
+    "ProfilingError": "model", "ResourceProfile": "model", "ResourceState": "model",
+    "ValueSketch": "sketch", "build_sketch": "sketch",
+    "browse_sql": "sql", "profile_table": "sql",
+    "profile_frame": "stats", "profile_series": "stats",
+}
 
 __all__ = [
     "DataType",
@@ -47,3 +63,12 @@ __all__ = [
     "profile_series",
     "profile_table",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # once found, a plain module attribute
+    return value

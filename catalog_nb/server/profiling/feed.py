@@ -251,6 +251,8 @@ def finish(
     profile.row_count = rows
     profile.fields = profiler.fields(sampled)
     profile.field_count = len(profile.fields)
+    if profiler.keys:
+        profile.extra["inferredKeys"] = profiler.keys.to_dict()
     if len(reports) == 1 and reports[0].footer:
         apply_footer(profile.fields, reports[0].footer, rows)
 

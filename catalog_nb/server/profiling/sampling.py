@@ -78,7 +78,12 @@ def canonical_texts(values: pa.Array, data_type: DataType) -> pa.Array:
     """
     if pa.types.is_string(values.type):
         return values
-    if pa.types.is_floating(values.type) or pa.types.is_decimal(values.type):
+    if pa.types.is_decimal(values.type):
+        # Arrow's decimal -> float cast divides by the scale in floating point (9987.71
+        # becomes 9987.710000000001) where Python's float(Decimal) rounds correctly; through
+        # the exact decimal text a Parquet DECIMAL sketches as the same CSV column does.
+        return _float_texts(values.cast(pa.string()).cast(pa.float64()))
+    if pa.types.is_floating(values.type):
         return _float_texts(values)
     if pa.types.is_timestamp(values.type):
         # naive UTC microseconds, printed "2024-01-05 10:00:00.000000", made ISO like Python's

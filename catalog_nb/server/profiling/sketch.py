@@ -34,6 +34,8 @@ raw values.
 
 Serialised form (JSON-safe): ``{"version": 2, "algorithm": "kmv-xxh64", "k": 256,
 "hashes": "<base64 of big-endian uint64s>", "sample": [...]}`` - about 2.7 kB for a full sketch.
+A column may also carry ``"pairs": {"<other column>": {"unique", "k", "hashes"}}``: sketches of
+its value pairs with other columns (:mod:`.keys`), read back into ``ValueSketch.pairs``.
 """
 
 from __future__ import annotations
@@ -187,6 +189,9 @@ class ValueSketch:
     algorithm: str = ALGORITHM
     # hash -> raw text, only for the ``sample_limit`` smallest hashes
     _raw: dict[int, str] = field(default_factory=dict, repr=False)
+    #: sketches of this column's value pairs with other columns of its table, by the other
+    #: column's name (:mod:`.keys`: composite keys and foreign keys)
+    pairs: dict[str, PairSketch] = field(default_factory=dict, repr=False)
 
     @property
     def version(self) -> int:
@@ -312,7 +317,7 @@ class ValueSketch:
     def to_dict(self) -> dict[str, Any]:
         """The JSON-safe form described in the module docstring."""
         packed = self.hashes.astype(">u8").tobytes()
-        return {
+        data = {
             "version": self.version,
             "algorithm": self.algorithm,
             "k": self.k,
@@ -320,6 +325,13 @@ class ValueSketch:
             "hashes": base64.b64encode(packed).decode("ascii"),
             "sample": self.sample,
         }
+        if self.pairs:
+            data["pairs"] = {
+                other: {"unique": pair.unique, "k": pair.sketch.k,
+                        "hashes": base64.b64encode(
+                            pair.sketch.hashes.astype(">u8").tobytes()).decode("ascii")}
+                for other, pair in self.pairs.items()}
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, with_sample: bool = True) -> ValueSketch:
@@ -338,6 +350,11 @@ class ValueSketch:
         sketch = cls(k=int(data["k"]), sample_limit=int(data.get("sampleLimit", DEFAULT_SAMPLE)),
                      algorithm=str(algorithm))
         sketch.hashes = np.sort(hashes)
+        for other, pair in (data.get("pairs") or {}).items():
+            paired = cls(k=int(pair["k"]), sample_limit=0, algorithm=str(algorithm))
+            paired.hashes = np.sort(np.frombuffer(base64.b64decode(pair["hashes"]),
+                                                  dtype=">u8").astype(np.uint64))
+            sketch.pairs[str(other)] = PairSketch(paired, bool(pair.get("unique")))
         if not with_sample:
             return sketch
         # The sample values are the smallest hashes' values, so re-hashing them restores the map.
@@ -349,6 +366,14 @@ class ValueSketch:
             keys = hash_texts(normalise_texts(valid)).tolist()
         sketch._raw = dict(zip(keys, texts, strict=True))
         return sketch
+
+
+@dataclass(frozen=True)
+class PairSketch:
+    """The sketch of two columns' value pairs, and whether the pair is a key of its table."""
+
+    sketch: ValueSketch
+    unique: bool
 
 
 @dataclass(frozen=True)

@@ -347,6 +347,8 @@ def _profile_rows(
         progress.report(aggregated + profiler.row_count)
     profile.row_count = row_count
     profile.fields = profiler.fields(sampled=row_count > profiler.row_count)
+    if profiler.keys:
+        profile.extra["inferredKeys"] = profiler.keys.to_dict()
     profile.field_count = len(profile.fields)
     if pushdown:
         estimates = {

@@ -39,17 +39,24 @@ from catalog_nb.server.profiling.inference import (
     python_column,
     try_cast,
 )
+from catalog_nb.server.profiling.keys import KeyInference, infer_keys
 from catalog_nb.server.profiling.model import DataType, FieldProfile
 from catalog_nb.server.profiling.sampling import (
     SAMPLE_SEED,
     SHOWN_CHARS,
     Reservoir,
     RowSample,
+    canonical_texts,
     json_number,
     sample_stats,
     sketch_chunk,
 )
-from catalog_nb.server.profiling.sketch import DEFAULT_K, ValueSketch, value_text
+from catalog_nb.server.profiling.sketch import (
+    DEFAULT_K,
+    ValueSketch,
+    normalise_texts,
+    value_text,
+)
 from catalog_nb.server.profiling.threads import run_in_background
 
 DEFAULT_SAMPLE_ROWS = 100_000
@@ -287,6 +294,8 @@ class TableProfiler:
         self._reservoir = Reservoir(self.sample_rows, self._seed)
         self._columns: dict[str, ColumnAccumulator] = {}
         self._sample = RowSample(self.sample_rows)
+        #: the keys :meth:`fields` inferred (:mod:`.keys`)
+        self.keys = KeyInference()
         for name in self._declared:
             self._column(name)
 
@@ -365,7 +374,19 @@ class TableProfiler:
             sample = self._sample.values(name)
             return self._columns[name].result(self.row_count, sample, size, was_sampled)
 
-        return _each(result, list(self._columns), size * len(self._columns))
+        fields = _each(result, list(self._columns), size * len(self._columns))
+        self.keys = infer_keys(fields, self._key_texts, self.row_count, not was_sampled,
+                               self._sketch_k)
+        for (first, second), pair in self.keys.pairs.items():
+            owner = next(f for f in fields if f.name == first)
+            if owner.sketch is not None:
+                owner.sketch.pairs[second] = pair
+        return fields
+
+    def _key_texts(self, item: FieldProfile) -> pa.Array:
+        """A field's sampled values as the normalised canonical texts sketches hash."""
+        values = self._sample.values(item.name)
+        return normalise_texts(canonical_texts(values, item.data_type).cast(pa.string()))
 
 
 def profile_frame(

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
 
 from catalog_nb.contract import AuditAction, AuditObjectType
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
+from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.runtime_config import RuntimeConfig, check, property_named, visible
 from catalog_nb.server.schemas.objects import ConfigUpdate
 from catalog_nb.server.security import require_admin

@@ -8,11 +8,11 @@ list leaves out those no longer visible. Every write is audited.
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
-from fastapi.responses import JSONResponse
 
 from catalog_nb.contract import AccessLevel, AuditAction, AuditObjectType
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
+from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.routes.resources import shape
 from catalog_nb.server.security import require_level, visibility
 from catalog_nb.server.store import favorites as favorite_store
@@ -30,9 +30,8 @@ def list_favorites(caller: CallerDep, store: StoreDep) -> JSONResponse:
     with store.read() as conn:
         vis = visibility(conn, caller.roles)
         rows = favorite_store.list_for(conn, caller.key, vis)
-        listed = shape(conn, caller, vis, rows, fields=False, tags=False)
-    for out, row in zip(listed, rows, strict=True):
-        out["favoriteTime"] = row["favorite_ms"]
+        listed = shape(conn, caller, vis, rows, fields=False, tags=False,
+                       extra={row["key"]: {"favoriteTime": row["favorite_ms"]} for row in rows})
     return JSONResponse({"list": listed, "totalCount": len(listed)})
 
 

@@ -9,7 +9,7 @@ or under ``resourcePath`` (see ``job_discovery``).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Query, Request
 
@@ -24,11 +24,13 @@ from catalog_nb.contract import (
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, Forbidden, NotFound
-from catalog_nb.server.jobs import JobRunner
 from catalog_nb.server.schemas.jobs import JobCreate, JobOut, job_out
 from catalog_nb.server.security import Caller, sees_every_source, sees_source
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store import sources as source_store
+
+if TYPE_CHECKING:  # the runner's module loads the profiling libraries; requests never need them
+    from catalog_nb.server.jobs import JobRunner
 
 router = APIRouter(tags=["jobs"])
 
@@ -74,8 +76,10 @@ def create_job(body: JobCreate, request: Request, caller: CallerDep, store: Stor
                                caller.name)
         w.target(job["key"], f"{body.job_type.value} {source['name']}")
         w.message = f"resourcePath {path}" if path else None
-    runner: JobRunner = request.app.state.jobs
-    runner.submit(job["key"])
+    runner: JobRunner | None = request.app.state.jobs
+    if runner is not None:
+        runner.submit(job["key"])
+    # Else the runner of another process of this service takes it from the store.
     return job_out(job)
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, NotFound
+from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.schemas.joins import page_out
 from catalog_nb.server.schemas.resource_query import split_list
 from catalog_nb.server.security import visibility

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse
 from sqlalchemy import Connection
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.deps import CallerDep, SettingsDep, StoreDep
 from catalog_nb.server.errors import NotFound
+from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.schemas.lineage import (
     LineageListOut,
     LineageOut,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from sqlalchemy import Connection
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -17,6 +17,7 @@ from starlette.datastructures import UploadFile
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, NotFound
+from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.schemas import overlap as schema
 from catalog_nb.server.security import Caller, visibility
 from catalog_nb.server.store import Store

@@ -7,11 +7,12 @@ caller's visibility: an invisible resource answers 404 and is never counted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, Body, Query
-from fastapi.responses import JSONResponse
+import orjson
+from fastapi import APIRouter, Body, Query, Request, Response
 from sqlalchemy import Connection
 
 from catalog_nb.contract import (
@@ -23,14 +24,21 @@ from catalog_nb.contract import (
     ResourceType,
 )
 from catalog_nb.server.auditing import audited
-from catalog_nb.server.deps import CallerDep, StoreDep
+from catalog_nb.server.deps import CallerDep, StoreDep, read_quickly
 from catalog_nb.server.errors import NotFound
+from catalog_nb.server.read_cache import ReadCache
+from catalog_nb.server.responses import JSONResponse, dumps
 from catalog_nb.server.schemas.joins import by_resource as joins_by_resource
+from catalog_nb.server.schemas.paging import MAX_CURSOR_LENGTH
 from catalog_nb.server.schemas.resource_query import (
     check_paging,
+    metadata_fingerprint,
+    metadata_page,
     parse_filters,
+    parse_properties,
     parse_update,
     parse_views,
+    resume_metadata,
     split_list,
 )
 from catalog_nb.server.schemas.resources import Shaping, resource_out
@@ -60,29 +68,44 @@ def shape(
     tags: bool = True,
     minimal: bool = False,
     joins: bool = False,
-) -> list[dict[str, Any]]:
-    """The wire form of resource rows, with their extras loaded in one query each;
-    ``joins`` adds their join conditions (the detail form: three more queries)."""
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+    properties: frozenset[str] | None = None,
+) -> list[orjson.Fragment]:
+    """The wire form of resource rows (JSON, ready for the answer), with their extras loaded in
+    one query each; ``joins`` adds their join conditions (the detail form: three more queries),
+    ``extra`` more properties by resource key (a search score), ``properties`` the only
+    properties to send (rows read with the same ``properties``)."""
     keys = [r["key"] for r in rows]
     ctx = Shaping(caller=caller, vis=vis, tags=tags, minimal=minimal,
-                  fields=resource_store.fields_of(conn, keys) if fields else None)
-    if tags or fields or not minimal:
+                  fields=resource_store.fields_of(conn, keys) if fields else None,
+                  extra=extra or {}, properties=properties)
+
+    def wanted(*names: str) -> bool:
+        """Whether a property that needs a query of its own is sent at all."""
+        return not minimal and (properties is None or any(n in properties for n in names))
+
+    if tags or fields or wanted("sensitivity"):
         # One query for the whole page: the views, each field's tags and the sensitivity.
         ctx.associations = association_store.of_resources(conn, keys)
-    if not minimal:
+    if wanted("customProperties"):
         ctx.custom = property_store.values_of(conn, keys)
+    if wanted("favorite"):
         ctx.favorites = favorite_store.flags(conn, caller.key, keys)
+    if wanted("averageRating", "ratingCount"):
         ctx.ratings = review_store.rating_stats(conn, keys)
-        if joins:
-            ctx.joins = joins_by_resource(join_store.of_resources(conn, vis, keys), keys)
+    if joins and wanted("joinConditions"):
+        ctx.joins = joins_by_resource(join_store.of_resources(conn, vis, keys), keys)
+    if wanted("memberPaths"):
         collections = [r["key"] for r in rows
                        if r["resource_type"] == ResourceType.COLLECTION.value]
         ctx.members = resource_store.members_of(conn, collections)
-        sources = {r["data_source_key"] for r in rows}
+    sources = {r["data_source_key"] for r in rows}
+    if wanted("dataSetVirtualFolders"):
         ctx.folders = [
             (f["name"], f["data_source_key"], [PathSpec.of(s) for s in f["path_specs"] or []])
             for f in folder_store.folders_in_sources(conn, sources) if vis.sees_folder(f)
         ]
+    if wanted("dataSetMember"):
         ctx.datasets = [
             {k: specs for k, specs in folder_store.specs_of(d).items() if k in sources}
             for d in folder_store.list_datasets(conn, vis)
@@ -92,37 +115,66 @@ def shape(
 
 @router.get("/dataresource/metadata")
 def metadata(
+    request: Request,
     caller: CallerDep,
     store: StoreDep,
     property_filter: Annotated[list[str] | None, Query(alias="propertyFilter")] = None,
     virtual_folder_keys: Annotated[list[str] | None, Query(alias="virtualFolderKeys")] = None,
     views: Annotated[list[str] | None, Query()] = None,
+    properties: Annotated[list[str] | None, Query()] = None,
     page_size: Annotated[int, Query(alias="pageSize")] = METADATA_PAGE_DEFAULT,
     start: int = 0,
+    cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_LENGTH)] = None,
     modified_from: Annotated[int | None, Query(alias="resourceModifiedDateFromL")] = None,
     modified_to: Annotated[int | None, Query(alias="resourceModifiedDateToL")] = None,
 ) -> JSONResponse:
-    """A page of the resources the caller sees: ``{list, totalCount, start, pageSize}``.
+    """A page of the resources the caller sees: ``{list, totalCount, start, pageSize,
+    nextCursor}``.
 
-    Ordered by data source name, then path. See docs/resources-api.md for the parameters.
+    Ordered by data source name, then path. ``nextCursor`` (null on the last page) continues the
+    same query by keyset: pass it back as ``cursor``; the ``Link: <...>; rel="next"`` header
+    holds the URL of that next page, for clients that page without reading the body. See
+    docs/resources-api.md.
     """
     check_paging(start, page_size, modified_from, modified_to)
-    query = resource_store.MetadataQuery(
-        filters=parse_filters(property_filter or []), modified_from=modified_from,
-        modified_to=modified_to, start=start, size=page_size,
-    )
-    chosen = parse_views(views or [])
+    filters = parse_filters(property_filter or [])
     folder_keys = split_list(virtual_folder_keys or [])
+    query = resource_store.MetadataQuery(
+        filters=filters, modified_from=modified_from, modified_to=modified_to, start=start,
+        size=page_size,
+    )
+    query_id = metadata_fingerprint(filters, folder_keys, modified_from, modified_to)
+    resume = resume_metadata(cursor, start, query_id)
+    chosen = parse_views(views or [])
+    query.properties = parse_properties(properties or [])
     with store.read() as conn:
         vis = visibility(conn, caller.roles)
         if folder_keys:
             query.folders = _folder_specs(conn, vis, folder_keys)
-        rows, total = resource_store.query_page(conn, vis, query)
+        if resume is not None:
+            query.after = (str(resume.after[0]), str(resume.after[1]), str(resume.after[2]))
+            total = resume.total
+        else:
+            total = resource_store.count_matching(conn, vis, query)
+        # One row more than the page says whether another page follows.
+        rows = [] if resume is None and start >= total else (
+            resource_store.query_page(conn, vis, query, limit=page_size + 1))
+        more, rows = len(rows) > page_size, rows[:page_size]
         listed = shape(conn, caller, vis, rows, fields="viewFields" in chosen,
-                       tags="viewTags" in chosen, minimal="resource_path" in chosen)
-    return JSONResponse(
-        {"list": listed, "totalCount": total, "start": start, "pageSize": page_size}
-    )
+                       tags="viewTags" in chosen, minimal="resource_path" in chosen,
+                       properties=query.properties)
+    first = resume.position if resume is not None else start
+    after = resource_store.sort_key(rows[-1]) if more else None
+    body = metadata_page(listed, total, first, page_size, query_id, after,
+                         counted=resume is None)
+    headers = {}
+    if body["nextCursor"] is not None:
+        kept = [(k, v) for k, v in request.query_params.multi_items()
+                if k not in ("cursor", "start")]
+        url = request.url.replace(query="")
+        query_string = urlencode([*kept, ("cursor", body["nextCursor"])])
+        headers["Link"] = f'<{url}?{query_string}>; rel="next"'
+    return JSONResponse(body, headers=headers)
 
 
 def _folder_specs(
@@ -155,13 +207,28 @@ def get_by_path(
         return JSONResponse(shape(conn, caller, vis, [row], joins=True)[0])
 
 
-@router.get("/dataresource/{key}")
-def get_resource(key: str, caller: CallerDep, store: StoreDep) -> JSONResponse:
-    """The resource with this key, with fields and tags."""
+def read_resource(store: Store, caller: Caller, key: str) -> orjson.Fragment:
+    """The wire form of the resource with this key as ``caller`` sees it; 404 when hidden."""
     with store.read() as conn:
         vis = visibility(conn, caller.roles)
         row = resource_store.get_visible(conn, vis, key)
-        return JSONResponse(shape(conn, caller, vis, [row], joins=True)[0])
+        return shape(conn, caller, vis, [row], joins=True)[0]
+
+
+@router.get("/dataresource/{key}", response_class=JSONResponse)
+async def get_resource(key: str, caller: CallerDep, store: StoreDep, request: Request
+                       ) -> Response:
+    """The resource with this key, with fields and tags."""
+    # async: one resource is a short read, cheaper on the event loop than in a worker thread
+    # where the store allows it (deps.read_quickly); a repeated one is answered from the
+    # process's read cache while nothing in the store changed (server/read_cache.py).
+    reads: ReadCache = request.app.state.reads
+
+    async def read() -> bytes:
+        return dumps(await read_quickly(store, read_resource, store, caller, key))
+
+    body = await reads.fetch(("resource", key), caller, read)
+    return Response(body, media_type=JSONResponse.media_type)
 
 
 def _update(

@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
-from fastapi.responses import JSONResponse
 
 from catalog_nb.contract import AccessLevel, AuditAction, AuditObjectType, ErrorCode
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, Forbidden
+from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.schemas.objects import (
     ReviewIn,
     ReviewUpdate,

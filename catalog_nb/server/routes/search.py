@@ -9,19 +9,23 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
 from sqlalchemy import Connection
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.deps import CallerDep, SettingsDep, StoreDep
 from catalog_nb.server.errors import BadRequest
+from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.routes.resources import shape
+from catalog_nb.server.schemas.paging import check_resumed, resume_search, search_cursor
 from catalog_nb.server.schemas.search import MAX_PHRASE, PageRequest, SearchCriteria
 from catalog_nb.server.search.query import QueryError, parse_advanced, parse_basic
 from catalog_nb.server.security import Caller, Visibility, visibility
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
+from catalog_nb.server.store import facets as facet_store
+from catalog_nb.server.store import resources as resource_store
 from catalog_nb.server.store import search as search_store
 
 router = APIRouter(tags=["search"])
@@ -72,23 +76,25 @@ def _plan(criteria: SearchCriteria) -> search_store.Plan:
 def _entities(
     conn: Connection, caller: Caller, vis: Visibility, matches: list[list[Any]], start: int,
     size: int,
-) -> tuple[list[dict[str, Any]], int]:
-    """The page's entities (read fresh; invisible or removed ones left out) and how many of the
-    page's stored keys were left out."""
+) -> tuple[list[orjson.Fragment], list[str], int]:
+    """The page's entities (read fresh; invisible or removed ones left out), their keys, and how
+    many of the page's stored keys were left out."""
     page = matches[start:start + size]
-    rows = search_store.visible_rows(conn, vis, [k for k, _ in page])
+    rows = resource_store.by_keys(conn, vis, [k for k, _ in page])
     present = [rows[k] for k, _ in page if k in rows]
-    scores = {k: s for k, s in page}
-    shaped = shape(conn, caller, vis, present, fields=False, tags=False)
-    for entity in shaped:
-        entity["score"] = scores[entity["key"]]
-    return shaped, len(page) - len(present)
+    scores = {k: {"score": s} for k, s in page}
+    shaped = shape(conn, caller, vis, present, fields=False, tags=False, extra=scores)
+    return shaped, [r["key"] for r in present], len(page) - len(present)
 
 
 def _result(
-    key: str, criteria: dict[str, Any], summary: dict[str, Any], total: int,
-    entities: list[dict[str, Any]], removed: int, start: int, size: int,
+    key: str, criteria: dict[str, Any], summary: dict[str, Any], matches: list[list[Any]],
+    found: tuple[list[orjson.Fragment], list[str], int], start: int, size: int,
 ) -> JSONResponse:
+    entities, keys, removed = found
+    total = len(matches)
+    end = min(start + size, total)
+    next_cursor = search_cursor(key, end, total, matches[end - 1][0]) if end > start else None
     body = {
         "key": key,
         "searchPhrase": criteria.get("searchPhrase"),
@@ -99,12 +105,13 @@ def _result(
         "matchedEntityCount": total,
         "totalResultCount": total,
         "responseEntityCount": len(entities),
-        "matchedKeys": [e["key"] for e in entities],
+        "matchedKeys": keys,
         "start": start,
         "size": size,
         "removedSinceSearch": removed,
         "facetGroups": [],
         "refDataResources": [],
+        "nextCursor": next_cursor,
     }
     return JSONResponse(body, status_code=201)
 
@@ -118,16 +125,14 @@ def _run(
     wire = criteria.model_dump(mode="json", by_alias=True)
     with store.read() as conn:
         vis = visibility(conn, caller.roles)
-        ctx = search_store.facet_context(conn, vis)
-        search_store.check_selections(conn, vis, ctx, plan.selections)
+        ctx = facet_store.facet_context(conn, vis)
+        facet_store.check_selections(conn, vis, ctx, plan.selections)
         outcome = search_store.search(conn, vis, ctx, plan)
-        entities, removed = _entities(conn, caller, vis, outcome.matches, paging.start,
-                                      paging.size)
+        found = _entities(conn, caller, vis, outcome.matches, paging.start, paging.size)
     summary = {"facetResults": outcome.facet_results}
     with store.write() as conn:
         key = search_store.save(conn, str(caller.token), wire, summary, outcome.matches)
-    return _result(key, wire, summary, len(outcome.matches), entities, removed, paging.start,
-                   paging.size)
+    return _result(key, wire, summary, outcome.matches, found, paging.start, paging.size)
 
 
 @router.post("/search/new")
@@ -155,17 +160,22 @@ def run_facet(
 def page(
     request: PageRequest, caller: CallerDep, store: StoreDep, settings: SettingsDep
 ) -> JSONResponse:
-    """Another page of the session's latest search (or of the one named by ``key``), in the
-    order stored when it ran; entities are read fresh."""
+    """Another page of the session's latest search (or of the one named by ``key``, or the one
+    after ``cursor``), in the order stored when it ran; entities are read fresh."""
     paging = request.paging_criteria
     _check_size(paging.size, settings)
+    resume = resume_search(request.cursor, request.key) if request.cursor else None
+    start = resume.position if resume is not None else paging.start
     with store.read() as conn:
-        stored = search_store.load(conn, str(caller.token), request.key)
-        vis = visibility(conn, caller.roles)
+        stored = search_store.load(conn, str(caller.token),
+                                   resume.query if resume is not None else request.key)
         matches = list(stored["ordered"])
-        entities, removed = _entities(conn, caller, vis, matches, paging.start, paging.size)
-    return _result(stored["key"], stored["criteria"], stored["summary"], len(matches), entities,
-                   removed, paging.start, paging.size)
+        if resume is not None:
+            check_resumed(resume, matches)
+        vis = visibility(conn, caller.roles)
+        found = _entities(conn, caller, vis, matches, start, paging.size)
+    return _result(stored["key"], stored["criteria"], stored["summary"], matches, found, start,
+                   paging.size)
 
 
 @router.get("/search/facets")
@@ -173,6 +183,6 @@ def facets(caller: CallerDep, store: StoreDep) -> JSONResponse:
     """Every facet with the categories that hold at least one resource the caller sees."""
     with store.read() as conn:
         vis = visibility(conn, caller.roles)
-        ctx = search_store.facet_context(conn, vis)
-        listed = search_store.facet_catalogue(conn, vis, ctx)
+        ctx = facet_store.facet_context(conn, vis)
+        listed = facet_store.facet_catalogue(conn, vis, ctx)
     return JSONResponse({"DATA_RESOURCE": listed})

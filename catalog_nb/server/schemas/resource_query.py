@@ -8,7 +8,7 @@ property) and a system-owned property must be told apart from a misspelt one.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from catalog_nb.contract import (
     ResourceType,
 )
 from catalog_nb.server.errors import BadRequest
+from catalog_nb.server.schemas.paging import Cursor, decode_cursor, encode_cursor, fingerprint
 from catalog_nb.server.schemas.resources import (
     FIELD_PROPERTIES,
     FIELD_WRITABLE,
@@ -117,6 +118,24 @@ def parse_views(raw: Iterable[str]) -> set[str]:
     return set(views)
 
 
+def parse_properties(raw: Iterable[str]) -> frozenset[str] | None:
+    """``properties`` (repeated and/or comma-separated): the DataResource properties to send
+    (``key`` always comes too); None when not given. An unknown name is 400 INVALID_PARAMETER."""
+    names = split_list(raw)
+    if not names:
+        return None
+    known = WIRE_PROPERTIES - {"fields", "tagAssociationViewList"}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise BadRequest(
+            f"properties names {', '.join(map(repr, unknown))}, which a data resource does not "
+            f"have; use names of its properties such as key, name, resourcePath, rowCount "
+            "(fields and tags come with views=viewFields,viewTags).",
+            ErrorCode.INVALID_PARAMETER, field="properties",
+        )
+    return frozenset(names) | {"key"}
+
+
 def check_paging(start: int, size: int, modified_from: int | None, modified_to: int | None) -> None:
     """400 INVALID_PARAMETER for a page size outside 1..1000, a negative start, crossed dates."""
     if not 1 <= size <= METADATA_PAGE_MAX:
@@ -132,6 +151,53 @@ def check_paging(start: int, size: int, modified_from: int | None, modified_to: 
             "resourceModifiedDateFromL is after resourceModifiedDateToL; nothing can match.",
             ErrorCode.INVALID_PARAMETER,
         )
+
+
+#: The kind of the metadata query's cursors (schemas/paging.py).
+METADATA_CURSOR = "metadata"
+
+
+def metadata_fingerprint(
+    filters: list[tuple[str, list[str]]], folder_keys: list[str], modified_from: int | None,
+    modified_to: int | None,
+) -> str:
+    """What a metadata cursor is bound to: the parsed filters, folders and dates (not the page
+    size or the views, which may change from page to page)."""
+    return fingerprint(METADATA_CURSOR, filters, folder_keys, modified_from, modified_to)
+
+
+def resume_metadata(cursor: str | None, start: int, query: str) -> Cursor | None:
+    """The decoded ``cursor`` of a metadata request (None without one); 400 INVALID_CURSOR for
+    one that is not a cursor of this query, INVALID_PARAMETER when ``start`` comes too."""
+    if cursor is None:
+        return None
+    if start:
+        raise BadRequest(
+            "Pass either start or cursor, not both: a cursor already says where the page "
+            "starts.", ErrorCode.INVALID_PARAMETER, field="start",
+        )
+    return decode_cursor(cursor, METADATA_CURSOR, query, 3)
+
+
+def metadata_page(
+    listed: Sequence[Any], total: int, start: int, size: int, query: str,
+    after: tuple[str, str, str] | None, *, counted: bool,
+) -> dict[str, Any]:
+    """The body of a metadata page; ``after`` is the sort key of its last row when another page
+    follows (None on the last page, whose ``nextCursor`` is null).
+
+    ``counted``: ``total`` was counted for this page. With a cursor it was not: it is what
+    matched when the paging began (counting again on every page would cost a scan of the
+    catalog each time), raised to what has been sent when rows were inserted since.
+    """
+    sent = start + len(listed)
+    if not counted:
+        total = max(total, sent + (1 if after is not None else 0))
+    next_cursor = None
+    if after is not None:
+        next_cursor = encode_cursor(Cursor(METADATA_CURSOR, query, sent, total, after))
+    return {"list": listed, "totalCount": total, "start": start, "pageSize": size,
+            "nextCursor": next_cursor}
 
 
 # ---------------------------------------------------------------------------------- updates

@@ -2,6 +2,10 @@
 
 Built as plain dicts rather than pydantic models: a metadata page holds up to 1,000 resources
 with their fields, and validating each again on the way out would cost more than the query.
+What does not depend on the row (the caller's permissions, the properties catalog_nb never
+fills) is worked out once per page in :class:`Shaping`; a row then costs one dict display. NaN
+and infinities in statistics are left to the encoder (``server/responses.py``), which writes
+them as null.
 Every property of the spec is present; the required booleans and numbers are never null (0 or
 false when they do not apply). catalog_nb adds ``encoding``, ``collectionKey``, ``memberPaths``
 and ``sourceDetails``. The value sketch of a field is never read, so it cannot leave.
@@ -9,11 +13,12 @@ and ``sourceDetails``. The value sketch of a field is never read, so it cannot l
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+import orjson
 from sqlalchemy.engine import make_url
 
 from catalog_nb.contract import (
@@ -24,8 +29,10 @@ from catalog_nb.contract import (
     SourceType,
     TagAssociationState,
 )
+from catalog_nb.server.responses import dumps
 from catalog_nb.server.schemas.associations import view_out
 from catalog_nb.server.security import Caller, PathSpec, Visibility
+from catalog_nb.server.store.resources import WIRE_COLUMNS
 
 #: What the ``resource_path`` view keeps.
 PATH_VIEW = ("key", "resourcePath", "name", "resourceType", "dataSourceName")
@@ -40,9 +47,6 @@ FIELD_PROPERTIES = ("name", "displayName", "description", "comment", "dataType",
 _SENSITIVITY_RANK = {s.value: rank for rank, s in enumerate(Sensitivity)}
 _ACCEPTED = TagAssociationState.ACCEPTED.value
 
-_FORMAT_DISPLAY = {
-    "csv": "CSV", "tsv": "TSV", "json": "JSON", "jsonl": "JSON Lines", "parquet": "Parquet",
-}
 #: Wire type of profiling properties whose type does not follow from a null value.
 _PROPERTY_TYPES = {
     "density": "DOUBLE", "mean": "DOUBLE", "valueCount": "LONG", "nullCount": "LONG",
@@ -53,27 +57,16 @@ _PROPERTY_TYPES = {
 _SQL_DETAILS = ("databaseName", "dataSchemaName", "tableName", "tableType")
 
 
+@lru_cache(maxsize=4096)
 def mask_uri(source_type: str | None, uri: str | None) -> str | None:
-    """A source URI fit to show: an SQL URL's password becomes ``***``."""
+    """A source URI fit to show: an SQL URL's password becomes ``***`` (a page holds few
+    sources, so each is parsed once)."""
     if uri is None or source_type != SourceType.SQL.value:
         return uri
     try:
         return make_url(uri).render_as_string(hide_password=True)
     except Exception:  # noqa: BLE001 - an unparsable URL is shown as nothing rather than leaked
         return None
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with NaN and infinities as null: JSON has no spelling for them."""
-    # Exact type checks: this runs over every statistic of every field of a page.
-    kind = type(value)
-    if kind is float:
-        return value if math.isfinite(value) else None
-    if kind is dict:
-        return {k: json_safe(v) for k, v in value.items()}
-    if kind is list or kind is tuple:
-        return [json_safe(v) for v in value]
-    return value
 
 
 def _value_type(name: str, value: Any) -> str:
@@ -107,8 +100,7 @@ def field_out(
         "nullable": bool(row["nullable"]),
         "position": row["position"],
         "properties": [
-            {"name": k, "value": json_safe(v), "type": _value_type(k, v)}
-            for k, v in properties.items()
+            {"name": k, "value": v, "type": _value_type(k, v)} for k, v in properties.items()
         ],
         "tags": list(tags),
     }
@@ -141,6 +133,11 @@ class Shaping:
     ratings: Mapping[str, tuple[float, int]] = field(default_factory=dict)
     #: Each resource's JoinConditionTOs (``schemas.joins.by_resource``); detail form only.
     joins: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: More properties of some resources, by key: a search ``score``, a ``favoriteTime``.
+    extra: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: The properties asked for (``properties=`` of the metadata query; None: all). The rows
+    #: then carry only those in their ``wire`` (``store.resources.MetadataQuery.properties``).
+    properties: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         roles = self.caller.roles
@@ -152,96 +149,125 @@ class Shaping:
         )
         self.domains = sorted({k for r in roles for k in r.granted("DOMAIN")})
         self.updateable = sorted(WRITABLE) if self.steward else []
+        self._runs_jobs_in: dict[str, bool] = {}
+        self.constants = _constants(self)
+
+    def runs_jobs_in(self, source_key: str) -> bool:
+        """``canRunJob`` of the resources of a source (looked up once per source)."""
+        found = self._runs_jobs_in.get(source_key)
+        if found is None:
+            found = self._runs_jobs_in[source_key] = (
+                self.runs_jobs and self.vis.sees_source(source_key))
+        return found
 
 
-def _last_run(stages: Sequence[Mapping[str, Any]]) -> str | None:
-    done = [s for s in stages if s.get("runId")]
-    return str(max(done, key=lambda s: s.get("endTime") or 0)["runId"]) if done else None
-
-
-def _profile_time(stages: Sequence[Mapping[str, Any]]) -> int:
-    """How long the last profiling took, in milliseconds (``processedTime``)."""
+def _stage_facts(stages: Sequence[Mapping[str, Any]]) -> tuple[str | None, int]:
+    """``runId`` (of the latest stage that has one) and ``processedTime`` (how long the last
+    profiling took, in milliseconds) of a resource's stages, in one pass."""
+    run_id: str | None = None
+    run_end: Any = None
+    processed: int | None = None
     for stage in stages:
-        if stage.get("stageName") == "profile" and stage.get("endTime") and stage.get("startTime"):
-            return int(stage["endTime"]) - int(stage["startTime"])
-    return 0
+        if stage.get("runId"):
+            end = stage.get("endTime") or 0
+            if run_id is None or end > run_end:
+                run_id, run_end = str(stage["runId"]), end
+        if processed is None and stage.get("stageName") == "profile" and stage.get("endTime") \
+                and stage.get("startTime"):
+            processed = int(stage["endTime"]) - int(stage["startTime"])
+    return run_id, processed or 0
 
 
-def resource_out(row: Mapping[str, Any], ctx: Shaping) -> dict[str, Any]:
-    """The DataResource of a stored resource row (joined with its source)."""
-    key, source_key, path = row["key"], row["data_source_key"], row["path"]
-    minimal = {
-        "key": key, "resourcePath": path, "name": row["name"],
-        "resourceType": row["resource_type"], "dataSourceName": row["source_name"],
-    }
-    if ctx.minimal:
-        return _with_lists(minimal, row, ctx)
-    stages = list(row["detailed_status"] or [])
-    extra = dict(row["extra"] or {})
-    folders = sorted(
-        name for name, folder_source, specs in ctx.folders
-        if folder_source == source_key and any(s.matches(path) for s in specs)
-    )
-    member = any(any(s.matches(path) for s in d.get(source_key, ())) for d in ctx.datasets)
-    collection = row["resource_type"] == ResourceType.COLLECTION.value
-    rating = ctx.ratings.get(key, (0.0, 0))
-    out: dict[str, Any] = {
-        **minimal,
-        "type": "dataresource",
-        "description": row["description"],
-        "richDescription": row["rich_description"],
-        "timeOfCreation": row["created_ms"],
-        "timeOfLastChange": row["changed_ms"],
-        "restricted": [], "viewAble": [], "updateable": ctx.updateable, "score": 0.0,
-        "customProperties": list(ctx.custom.get(key, [])),
+def _constants(ctx: Shaping) -> bytes:
+    """The properties that are the same on every resource of the caller's page, as the JSON
+    members they are written as (no braces), serialised once per page."""
+    steward, analyst = ctx.steward, ctx.analyst
+    same = {
+        "type": "dataresource", "restricted": [], "viewAble": [], "updateable": ctx.updateable,
         # Required booleans.
-        "canAssociateTag": ctx.analyst, "canDisassociateTag": ctx.steward,
-        "canRunJob": ctx.runs_jobs and ctx.vis.sees_source(source_key),
-        "canAddOrRemoveResourceFromDataset": ctx.steward,
-        "canCreateHiveTableOrView": False, "permittedToRead": True,
-        "dataPermitted": ctx.reads_data, "dataSetRoot": False, "dataSetMember": member,
-        "collectionRoot": collection, "parquetBinaryAsString": False,
-        "lastPartitionProfile": False, "favorite": key in ctx.favorites,
-        "header": bool(row["header"]),
+        "canAssociateTag": analyst, "canDisassociateTag": steward,
+        "canAddOrRemoveResourceFromDataset": steward, "canCreateHiveTableOrView": False,
+        "permittedToRead": True, "dataPermitted": ctx.reads_data, "dataSetRoot": False,
+        "parquetBinaryAsString": False, "lastPartitionProfile": False,
         # Required numbers.
-        "partitionCount": row["partition_count"] or 0, "subscribersCount": 0,
-        "processedTime": _profile_time(stages), "fieldCount": row["field_count"] or 0,
-        "curationCount": 0, "headerRow": row["header_row"] or 0,
-        "rowCount": row["row_count"] or 0, "dataSetSchemaVersion": 0, "averageRating": rating[0],
-        "resourceSize": row["resource_size"] or 0, "usageCount": 0, "ratingCount": rating[1],
-        # Optional numbers and strings.
-        "timeOfResourceChange": row["time_of_resource_change"],
-        "timeOfResourceCreation": row["time_of_resource_creation"],
-        "timeOfResourceAccess": None,
-        "timeOfLastProfile": row["time_of_last_profile"],
-        "timeOfLastRefresh": row["time_of_last_refresh"],
-        "landing": False, "dataSetId": None, "owner": row["owner"],
-        "xmlRowTag": None, "xmlRootTag": None, "separator": row["separator"],
-        "dataSourceType": row["source_type"],
-        "dataSourceUri": mask_uri(row["source_type"], row["source_uri"]),
-        "dataSourceKey": source_key, "errorMsg": row["error_msg"],
-        "resourceState": row["resource_state"], "tableName": row["table_name"],
-        "tableType": row["table_type"], "databaseName": row["database_name"],
-        "dataSchemaName": row["data_schema_name"], "runId": _last_run(stages),
-        "fileFormat": row["file_format"],
-        "fileFormatDisplay": _FORMAT_DISPLAY.get(str(row["file_format"]).lower(),
-                                                 row["file_format"]),
-        "sensitivity": _sensitivity(ctx.associations.get(key, ())),
-        "status": row["status"], "datasetVirtualFolderName": None,
-        "logicalFolderContext": None, "dataSetRootResource": None,
-        "browseContextDataset": None, "virtualFolderContextName": None,
-        # Optional lists and objects.
-        "allowedTagDomainKeys": ctx.domains, "dataSetVirtualFolders": folders,
+        "subscribersCount": 0, "curationCount": 0, "dataSetSchemaVersion": 0, "usageCount": 0,
+        # Optional numbers, strings, lists and objects catalog_nb does not fill.
+        "timeOfResourceAccess": None, "landing": False, "dataSetId": None, "xmlRowTag": None,
+        "xmlRootTag": None, "datasetVirtualFolderName": None, "logicalFolderContext": None,
+        "dataSetRootResource": None, "browseContextDataset": None,
+        "virtualFolderContextName": None, "allowedTagDomainKeys": ctx.domains,
         "joinResources": [], "partitionDefinition": [], "origins": [], "logicalFolders": [],
         "permToReadMap": {}, "reportedFields": [], "dataSetPathSpecs": {}, "experts": None,
-        "joinConditions": list(ctx.joins.get(key, [])), "detailedStatus": json_safe(stages),
-        # catalog_nb extras.
-        "encoding": row["encoding"], "collectionKey": row["collection_key"],
-        "memberPaths": [p for p in ctx.members.get(key, []) if ctx.vis.sees(source_key, p)]
-        if collection else [],
-        "sourceDetails": json_safe({k: v for k, v in extra.items() if k not in _SQL_DETAILS}),
     }
-    return _with_lists(out, row, ctx)
+    if ctx.properties is not None:
+        same = {k: v for k, v in same.items() if k in ctx.properties}
+    return dumps(same)[1:-1]
+
+
+#: The properties each resource gets from other tables, the caller or its stages (besides
+#: the store's own in SQL and the page's constants).
+ROW_PROPERTIES = (
+    "score", "customProperties", "canRunJob", "dataSetMember", "favorite", "processedTime",
+    "averageRating", "ratingCount", "dataSourceUri", "runId", "sensitivity",
+    "dataSetVirtualFolders", "joinConditions", "detailedStatus", "memberPaths", "sourceDetails",
+)
+
+
+def resource_out(row: Mapping[str, Any], ctx: Shaping) -> orjson.Fragment:
+    """The DataResource JSON of a resource row read by the store (with its ``wire`` JSON).
+
+    Three parts are joined as text: the row's own properties, built by the database
+    (``store.resources.WIRE_COLUMNS``); the page's constants (:func:`_constants`, once per
+    page); and the properties below, encoded per row. The result is an :class:`orjson.Fragment`
+    that the answer's encoder copies as it is.
+    """
+    key, source_key, path = row["key"], row["data_source_key"], row["path"]
+    if ctx.minimal:
+        minimal = {
+            "key": key, "resourcePath": path, "name": row["name"],
+            "resourceType": row["resource_type"], "dataSourceName": row["source_name"],
+        }
+        return orjson.Fragment(dumps(_with_lists(minimal, row, ctx)))
+    stages = row["detailed_status"] or []
+    extra = row["extra"] or {}
+    run_id, processed = _stage_facts(stages)
+    collection = row["resource_type"] == _COLLECTION
+    rating = ctx.ratings.get(key, _NO_RATING)
+    own: dict[str, Any] = {
+        "score": 0.0,
+        "customProperties": ctx.custom.get(key, ()),
+        "canRunJob": ctx.runs_jobs_in(source_key),
+        "dataSetMember": any(any(s.matches(path) for s in d.get(source_key, ()))
+                             for d in ctx.datasets) if ctx.datasets else False,
+        "favorite": key in ctx.favorites,
+        "processedTime": processed, "averageRating": rating[0], "ratingCount": rating[1],
+        "dataSourceUri": mask_uri(row["source_type"], row["source_uri"]),
+        "runId": run_id, "sensitivity": _sensitivity(ctx.associations.get(key, ())),
+        "dataSetVirtualFolders": sorted(
+            name for name, folder_source, specs in ctx.folders
+            if folder_source == source_key and any(s.matches(path) for s in specs)
+        ) if ctx.folders else (),
+        "joinConditions": ctx.joins.get(key, ()),
+        "detailedStatus": stages,
+        "memberPaths": [p for p in ctx.members.get(key, ()) if ctx.vis.sees(source_key, p)]
+        if collection else (),
+        "sourceDetails": {k: v for k, v in extra.items() if k not in _SQL_DETAILS}
+        if extra else {},
+    }
+    if ctx.fields is not None or ctx.tags:
+        _with_lists(own, row, ctx)
+    if ctx.extra and key in ctx.extra:
+        own.update(ctx.extra[key])
+    if ctx.properties is not None:
+        lists = ("fields", "tagAssociationViewList")  # asked for by views
+        own = {k: v for k, v in own.items() if k in ctx.properties or k in lists}
+    # The members of the database's object, the page's constants, then this row's own.
+    members = [row["wire"].encode().strip()[1:-1].strip(), ctx.constants, dumps(own)[1:-1]]
+    return orjson.Fragment(b"{" + b",".join(m for m in members if m) + b"}")
+
+
+_COLLECTION = ResourceType.COLLECTION.value
+_NO_RATING = (0.0, 0)
 
 
 def _sensitivity(associations: Sequence[Mapping[str, Any]]) -> str | None:
@@ -268,22 +294,9 @@ def _with_lists(out: dict[str, Any], row: Mapping[str, Any], ctx: Shaping) -> di
     return out
 
 
-def _all_properties() -> frozenset[str]:
-    """Every property name of the full wire form, read off the builder so they cannot drift."""
-    row: dict[str, Any] = {
-        "key": "k", "data_source_key": "s", "path": "p", "name": "n", "resource_type": "t",
-        "source_name": "s", "detailed_status": [], "extra": {}, "source_type": None,
-        "source_uri": None,
-    }
-
-    class _Any(dict[str, Any]):
-        def __missing__(self, key: str) -> None:
-            return None
-
-    caller = Caller(key="k", name="n", roles=())
-    ctx = Shaping(caller=caller, vis=Visibility(everything=True), fields={}, tags=True)
-    return frozenset(resource_out(_Any(row), ctx))
-
-
 #: Every property name of the full wire form (with fields and tags), for the PUT checks.
-WIRE_PROPERTIES = _all_properties()
+WIRE_PROPERTIES = frozenset(
+    (*WIRE_COLUMNS, *ROW_PROPERTIES, *orjson.loads(b"{" + _constants(
+        Shaping(caller=Caller(key="k", name="n", roles=()), vis=Visibility(everything=True))
+    ) + b"}"), "fields", "tagAssociationViewList")
+)

@@ -70,3 +70,6 @@ class PageRequest(SearchCriteria):
     criteria hold)."""
 
     key: str | None = Field(default=None, max_length=64)
+    #: The ``nextCursor`` of the previous page: the next page follows it (``pagingCriteria.start``
+    #: is then ignored; ``size`` still holds).
+    cursor: str | None = Field(default=None, max_length=16_384)

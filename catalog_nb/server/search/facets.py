@@ -2,9 +2,12 @@
 
 Kinds say how ``store.search`` counts and filters a facet:
 
-* ``column``: a property of the resource row (or its data source);
+* ``column``: a property of the resource row (or its data source); the sensitivity is one too,
+  kept on the row by the index refresh;
+* ``bits``: the field data types, kept on the resource row by the index refresh as a bit mask
+  (:data:`FIELD_TYPE_BITS`): a resource is in every category whose bit it holds;
 * ``derived``: categories kept per resource in ``search_facet_values`` by the index refresh
-  (tags, sensitivity, field data types, custom property values);
+  (tags, custom property values);
 * ``bucket``: ranges over a resource property (size, last modification);
 * ``folder``: virtual folders, matched by their path specifications.
 
@@ -35,6 +38,11 @@ CUSTOM_PREFIX = "cp."
 TYPE_PREFIX = "resource_type_"
 
 
+#: The bit of each field data type in ``data_resources.facet_field_types`` (a stored format:
+#: new types take new bits, existing ones never move).
+FIELD_TYPE_BITS = {t.value: 1 << i for i, t in enumerate(DataType)}
+
+
 @dataclass(frozen=True)
 class Facet:
     """One facet: ``name`` on the wire, ``kind`` (see the module docstring), ``fixed``: its
@@ -55,11 +63,10 @@ BUILT_IN: tuple[Facet, ...] = (
     Facet("fileFormat", "File format", "column", ("csv", "tsv", "jsonl", "json", "parquet")),
     Facet("tag", "Tag", "derived", stored="tag"),
     Facet("owner", "Owner", "column"),
-    Facet("sensitivity", "Sensitivity", "derived",
-          (*(s.value for s in Sensitivity), NO_SENSITIVITY), stored="sensitivity"),
+    Facet("sensitivity", "Sensitivity", "column",
+          (*(s.value for s in Sensitivity), NO_SENSITIVITY)),
     Facet("virtualFolder", "Virtual folder", "folder"),
-    Facet("fieldDataType", "Field data type", "derived", tuple(t.value for t in DataType),
-          stored="fieldDataType"),
+    Facet("fieldDataType", "Field data type", "bits", tuple(t.value for t in DataType)),
     Facet("sizeRange", "Size", "bucket",
           (*(c for c, _ in SIZE_RANGES), SIZE_ABOVE, UNKNOWN)),
     Facet("lastModified", "Last modified", "bucket",

@@ -6,16 +6,14 @@ one column is checked against that column's own vector too (after the indexed ma
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import count
 from typing import Any
 
-from sqlalchemy import Connection, Subquery, bindparam, func, literal_column, select, text
+from sqlalchemy import Connection, String, Subquery, bindparam, func, literal_column, select, text
 from sqlalchemy.sql.elements import ColumnElement
 
 from catalog_nb.server.search.query import Term
 from catalog_nb.server.store.schema import search_documents
 
-_names = count()
 _WEIGHT = {"name": "A", "path": "A", "tags": "B", "fields": "B", "descriptions": "C",
            "custom": "D"}
 _CONFIG = "english"
@@ -49,9 +47,10 @@ class PostgresIndex:
         return None  # the vector lives in the document row itself
 
     def _query(self, term: Term) -> Any:
-        name = f"tsq{next(_names)}"
+        # An anonymous parameter: the statement is the same for every phrase and compiles once
+        # (SQLAlchemy's cache); a numbered name would make each search a new statement.
         return func.to_tsquery(literal_column(f"'{_CONFIG}'"),
-                               bindparam(name, tsquery_text(term)))
+                               bindparam(None, tsquery_text(term), type_=String))
 
     def _condition(self, term: Term) -> ColumnElement[bool]:
         d = search_documents
@@ -71,10 +70,9 @@ class PostgresIndex:
         d = search_documents
         conditions = [self._condition(t) for t in terms]
         joined = " & " if every else " | "
-        name = f"tsq{next(_names)}"
         combined = func.to_tsquery(
             literal_column(f"'{_CONFIG}'"),
-            bindparam(name, joined.join(f"({tsquery_text(t)})" for t in terms)),
+            bindparam(None, joined.join(f"({tsquery_text(t)})" for t in terms), type_=String),
         )
         score = func.ts_rank(literal_column("search_documents.tsv"), combined)
         where = conditions[0]

@@ -5,17 +5,24 @@ the column weights of :data:`~catalog_nb.server.search.index.WEIGHTS`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import count
 from typing import Any
 
-from sqlalchemy import Connection, Subquery, column, select, text
+from sqlalchemy import (
+    Connection,
+    Float,
+    String,
+    Subquery,
+    bindparam,
+    func,
+    literal_column,
+    select,
+    table,
+)
 from sqlalchemy.sql.elements import ColumnElement
 
 from catalog_nb.server.search.index import COLUMNS, WEIGHTS
 from catalog_nb.server.search.query import Term
 from catalog_nb.server.store.schema import search_documents
-
-_names = count()
 
 
 def expression(term: Term) -> str:
@@ -45,14 +52,15 @@ class SqliteIndex:
         conn.exec_driver_sql(f"DELETE FROM search_fts WHERE rowid IN ({listed})")
 
     def _match(self, expr: str, score: bool) -> Any:
-        name = f"fts_q{next(_names)}"
-        weights = ", ".join(str(WEIGHTS[c]) for c in COLUMNS)
-        rank = f", -bm25(search_fts, {weights}) AS score" if score else ""
-        query = text(
-            f"SELECT rowid AS doc_id{rank} FROM search_fts WHERE search_fts MATCH :{name}"
-        ).bindparams(**{name: expr})
-        cols: list[Any] = [column("doc_id"), column("score")] if score else [column("doc_id")]
-        return query.columns(*cols)
+        # Built from SQL constructs with an anonymous parameter, not a text() with a named one,
+        # so the statement is the same for every phrase and compiles once (SQLAlchemy's cache).
+        fts: Any = literal_column("search_fts")
+        columns: list[Any] = [literal_column("rowid").label("doc_id")]
+        if score:
+            weights: list[Any] = [literal_column(str(WEIGHTS[c])) for c in COLUMNS]
+            columns.append((-func.bm25(fts, *weights, type_=Float)).label("score"))
+        return (select(*columns).select_from(table("search_fts"))
+                .where(fts.op("MATCH")(bindparam(None, expr, type_=String))))
 
     def matches(self, term: Term) -> ColumnElement[Any]:
         found = self._match(expression(term), False).subquery()

@@ -2,8 +2,16 @@
 
 ``Store`` owns the engine and hands out transactions; the family modules (``users``, ``roles``,
 ``sessions``, ``audit``, ...) are functions that take a connection, so one request's work happens
-in one transaction and a failure leaves nothing half-written. A store holds open connections
-(a pool on PostgreSQL) until it is disposed: whoever makes one disposes of it (``with`` does).
+in one transaction and a failure leaves nothing half-written. A store holds a pool of open
+connections until it is disposed: whoever makes one disposes of it (``with`` does).
+
+Pooling: a request borrows a connection and gives it back, so the per-connection set-up (on
+SQLite: opening the file and three PRAGMAs) is paid once per connection, not once per request.
+A connection belongs to the process that opened it: a forked child starts with an empty pool
+(the parent's connections forgotten there, never closed), a connection of another process
+borrowed all the same is replaced by a new one, and job processes are spawned with their own
+store. An in-memory SQLite store is one connection that
+every thread of the process takes in turn (nothing else can see that database).
 
 Example::
 
@@ -15,23 +23,27 @@ Example::
 
 from __future__ import annotations
 
+import os
+import re
 import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from sqlalchemy.pool import NullPool
+from sqlalchemy.pool import QueuePool, StaticPool
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import StoreBusy
 from catalog_nb.server.store.migrations import migrate
+from catalog_nb.server.store.schema import UNCOUNTED_TABLES, store_generations
 
 __all__ = ["Store", "busy_error", "is_busy"]
 
@@ -47,6 +59,10 @@ RETRY_AFTER_SECONDS = 2
 #: workers), and replicas share one server's max_connections, so the pools stay small.
 POOL_SIZE = 5
 MAX_OVERFLOW = 10
+#: SQLite connections are files of this process, not server sessions: a SQLite store keeps
+#: ``pool_size + max_overflow`` of them open and opens more without waiting when every one is
+#: in use (each thread serving a request holds one at most, so the threads bound them).
+SQLITE_UNBOUNDED_OVERFLOW = -1
 #: How the service's connections are named in pg_stat_activity (a URL's own name wins).
 APPLICATION_NAME = "catalog-nb"
 #: A thread that committed a write this recently and starts another is writing in batches; the
@@ -145,6 +161,90 @@ def busy_error() -> StoreBusy:
     )
 
 
+#: Host names of a PostgreSQL server on this machine (``Store.quick_single_reads``).
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+#: The longest a held connection's read waits for a lock (only a schema change takes one a
+#: SELECT waits for): it runs on the event loop, which must not stall behind a migration.
+HELD_LOCK_TIMEOUT_MS = 1000
+
+#: ``conn.info`` key: whether the open transaction wrote a table the catalog generation counts.
+_CHANGED = "catalog_changed"
+#: Statements that change nothing, by their first word.
+_READS = ("SELECT", "BEGIN", "PRAGMA", "SHOW", "SAVEPOINT", "RELEASE", "ROLLBACK", "COMMIT",
+          "EXPLAIN", "SET", "ANALYZE", "VALUES")
+#: The table a DML statement written as text writes (Core statements name theirs).
+_DML_TABLE = re.compile(
+    r"\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|"
+    r"DELETE\s+FROM)\s+\"?(\w+)", re.IGNORECASE)
+_BUMP_CATALOG = (store_generations.update()
+                 .where(store_generations.c.name == "catalog")
+                 .values(generation=store_generations.c.generation + 1))
+
+
+def _count_changes(engine: Engine) -> None:
+    """Note on each connection whether its transaction wrote a table that the catalog
+    generation counts (any but ``schema.UNCOUNTED_TABLES``); see :meth:`Store._counted`."""
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _note(conn: Connection, _cursor: Any, statement: str, _params: Any, context: Any,
+              _many: bool) -> None:
+        info = conn.info
+        if info.get(_CHANGED):
+            return
+        compiled = getattr(context, "compiled", None)
+        if context is not None and (context.isinsert or context.isupdate or context.isdelete):
+            table = getattr(getattr(compiled, "statement", None), "table", None)
+            name = getattr(table, "name", None)
+        elif getattr(getattr(compiled, "statement", None), "is_select", False):
+            return  # a Core SELECT, "WITH ..." included (a search: store/facets.py)
+        else:
+            first = statement.lstrip()[:10].upper()
+            if first.startswith(_READS):
+                return
+            found = _DML_TABLE.match(statement)
+            # Anything else (DDL, a statement not understood) counts: caches may be wrong
+            # only if a change is missed, never because one too many is counted.
+            name = found.group(1).lower() if found else None
+        if name not in UNCOUNTED_TABLES:
+            info[_CHANGED] = True
+
+
+def _owned_by_this_process(engine: Engine) -> None:
+    """Make the pool of ``engine`` hand out only connections this process opened.
+
+    A forked child inherits the parent's pool with its open sockets and file handles; using one
+    from both processes corrupts the protocol stream (PostgreSQL) or the file locks (SQLite).
+    Each connection remembers the process that opened it, and one borrowed in another process
+    is dropped (without closing the parent's handle) and replaced by a fresh one.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _remember(_dbapi_connection: Any, record: Any) -> None:
+        record.info["pid"] = os.getpid()
+
+    @event.listens_for(engine, "checkout")
+    def _check(_dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        pid = os.getpid()
+        if record.info.get("pid") != pid:
+            # Detached: the pool forgets it without closing the parent's handle.
+            record.dbapi_connection = proxy.dbapi_connection = None
+            raise DisconnectionError(
+                f"connection opened by process {record.info.get('pid')}, borrowed in {pid}")
+
+
+#: Every store of this process, so that a forked child starts with none of their connections.
+_STORES: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for store in list(_STORES):
+        store._forget_parent()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class Store:
     """A catalog store on SQLite (the embedded default) or PostgreSQL."""
 
@@ -166,7 +266,31 @@ class Store:
         database = make_url(url).database
         #: An in-memory SQLite database: no other process can open it.
         self.in_memory = self.dialect == "sqlite" and database in (None, "", ":memory:")
+        #: Whether a read never waits for other work: SQLite in WAL mode (readers take no lock a
+        #: writer holds) on a file of this machine, with a pool that never makes a thread wait
+        #: for a connection. A short read may then run on the event loop (``deps.read_quickly``).
+        self.quick_reads = self.dialect == "sqlite" and not self.in_memory
+        host = make_url(url).host
+        #: Whether a read of one statement may run on the event loop, on a connection the
+        #: thread keeps (``single(held=True)``): where any short read may, and on a PostgreSQL
+        #: server of this machine (a round trip costs less than handing the read to a thread,
+        #: and a SELECT waits for no lock but a schema change's, which the held connection
+        #: gives up on after HELD_LOCK_TIMEOUT_MS).
+        self.quick_single_reads = self.quick_reads or (
+            self.dialect == "postgresql"
+            and (not host or host.startswith("/") or host in _LOCAL_HOSTS))
+        # The one connection of an in-memory store, held by one thread's transactions at a time
+        # (re-entrant: a nested transaction of that thread is a savepoint on it).
+        self._memory_lock = threading.RLock()
+        self._memory_conn = threading.local()
+        #: Whether the store has its generation counters (looked up until it has).
+        self._has_generations = False
+        # Connections threads keep for their single reads (Store.single(held=True)).
+        self._held = threading.local()
+        self._held_all: list[Connection] = []
+        self._held_lock = threading.Lock()
         self.engine = self._make_engine(url)
+        _STORES.add(self)
 
     def _make_engine(self, url: str) -> Engine:
         # hide_parameters: a failed statement's bound values (passwords, whole payloads) never
@@ -181,44 +305,64 @@ class Store:
             if self.dialect == "postgresql" and "application_name" not in make_url(url).query:
                 # Names who holds a connection in pg_stat_activity (requests, jobs, the CLI).
                 connect_args["application_name"] = self.application_name
-            return create_engine(
-                url, pool_pre_ping=True, future=True, hide_parameters=True,
+            engine = create_engine(
+                url, pool_pre_ping=True, hide_parameters=True,
                 pool_size=self.pool_size, max_overflow=self.max_overflow,
                 connect_args=connect_args,
             )
+            _owned_by_this_process(engine)
+            _count_changes(engine)
+            return engine
         database = make_url(url).database
-        if database and not self.in_memory:
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
-        # NullPool: SQLite connections are cheap, and per-request connections avoid sharing one
-        # connection between the threads that run routes.
-        engine = create_engine(
-            url, poolclass=NullPool, hide_parameters=True,
-            connect_args={"timeout": self.busy_timeout},
-        )
+        if self.in_memory:
+            # One connection is the whole database: every thread uses it in turn (Store.read
+            # and Store.write take _memory_lock), and it lives until the store is disposed.
+            engine = create_engine(
+                url, poolclass=StaticPool, hide_parameters=True,
+                connect_args={"timeout": self.busy_timeout, "check_same_thread": False},
+            )
+        else:
+            if database:
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(
+                url, poolclass=QueuePool, hide_parameters=True,
+                pool_size=self.pool_size + self.max_overflow,
+                max_overflow=SQLITE_UNBOUNDED_OVERFLOW,
+                # Borrowed by one thread at a time, returned between requests.
+                connect_args={"timeout": self.busy_timeout, "check_same_thread": False},
+            )
+            _owned_by_this_process(engine)
+        _count_changes(engine)
         busy_ms = int(self.busy_timeout * 1000)
 
         @event.listens_for(engine, "connect")
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-            # Take over transaction control from the driver so BEGIN IMMEDIATE can be used:
-            # a deferred transaction that later writes can fail at once with "database is
-            # locked" instead of waiting its turn.
+            # Once per connection, which the pool then keeps. Take over transaction control
+            # from the driver so BEGIN IMMEDIATE can be used: a deferred transaction that later
+            # writes can fail at once with "database is locked" instead of waiting its turn.
             dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA journal_mode=WAL")
+            if not self.in_memory:
+                cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
             cursor.close()
 
         @event.listens_for(engine, "begin")
         def _on_begin(conn: Connection) -> None:
-            writes = conn.get_execution_options().get("catalog_write", False)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if writes else "BEGIN")
+            options = conn.get_execution_options()
+            if options.get("catalog_single", False):
+                return  # one statement, its own implicit transaction (Store.single)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get("catalog_write") else "BEGIN")
 
         return engine
 
     def migrate(self) -> int:
         """Create or upgrade the schema; returns the schema version now in force."""
         with self.write() as conn:
+            # Before migration 8 there is no counter to bump; a new schema is not a change
+            # any process could have cached anyway.
+            conn.execution_options(catalog_uncounted=True)
             return migrate(conn)
 
     @contextmanager
@@ -227,6 +371,10 @@ class Store:
 
         A store too busy to take it raises :class:`StoreBusy` (503 with ``Retry-After``).
         """
+        if self.in_memory:
+            with self._memory_transaction(write=True) as conn:
+                yield conn
+            return
         fair = self.dialect == "sqlite"
         if fair:
             _TURNS.yield_if_batching(self.url)
@@ -235,11 +383,13 @@ class Store:
         try:
             with self.engine.connect() as conn:
                 conn = conn.execution_options(catalog_write=True)
+                conn.info[_CHANGED] = False
                 with conn.begin():
                     if waiting:  # BEGIN IMMEDIATE has taken the lock
                         _TURNS.add(self.url, -1)
                         waiting = False
                     yield conn
+                    self._counted(conn)
             if fair:
                 _TURNS.committed()
         except (DBAPIError, PoolTimeout) as exc:
@@ -253,16 +403,131 @@ class Store:
     @contextmanager
     def read(self) -> Iterator[Connection]:
         """One read transaction (a consistent view for the whole block); StoreBusy as above."""
-        try:
-            with self.engine.connect() as conn, conn.begin():
+        if self.in_memory:
+            with self._memory_transaction(write=False) as conn:
                 yield conn
+            return
+        try:
+            with self.engine.connect() as conn:
+                conn.info[_CHANGED] = False
+                with conn.begin():
+                    yield conn
+                    self._counted(conn)  # nothing, unless the block wrote after all
         except (DBAPIError, PoolTimeout) as exc:
             if is_busy(exc):
                 raise busy_error() from exc
             raise
 
+    @contextmanager
+    def single(self, *, held: bool = False) -> Iterator[Connection]:
+        """A connection for one read statement, outside any transaction: no BEGIN and no
+        COMMIT around it (on PostgreSQL two round trips fewer). Only for a block that runs
+        exactly one statement, which is its own consistent view; StoreBusy as above.
+
+        ``held`` (where :attr:`quick_single_reads`): the calling thread keeps the connection
+        for its next single read instead of returning it to the pool: borrowing and returning
+        cost more than the read of a session. For the one thread that reads on every request
+        (the event loop's); a connection outside a transaction holds nothing up.
+        """
+        if self.in_memory:
+            with self._memory_transaction(write=False) as conn:
+                yield conn
+            return
+        if held and self.quick_single_reads:
+            conn = self._held_connection()
+            conn.info[_CHANGED] = False
+            try:
+                yield conn
+                self._counted(conn)
+            except (DBAPIError, PoolTimeout) as exc:
+                self._held.conn = None  # in whatever state the failure left it: not again
+                conn.close()
+                if is_busy(exc):
+                    raise busy_error() from exc
+                raise
+            return
+        options: dict[str, Any] = {"catalog_single": True}
+        if self.dialect != "sqlite":
+            options["isolation_level"] = "AUTOCOMMIT"
+        try:
+            with self.engine.connect() as conn:
+                conn.info[_CHANGED] = False
+                yield conn.execution_options(**options)
+                self._counted(conn)
+        except (DBAPIError, PoolTimeout) as exc:
+            if is_busy(exc):
+                raise busy_error() from exc
+            raise
+
+    def _held_connection(self) -> Connection:
+        """The calling thread's held connection (see :meth:`single`), opened on first use and
+        again in a forked child (the parent's is left alone there, never used)."""
+        conn: Connection | None = getattr(self._held, "conn", None)
+        if conn is not None and self._held.pid == os.getpid() and not conn.closed:
+            return conn
+        options: dict[str, Any] = {"catalog_single": True}
+        if self.dialect != "sqlite":
+            options["isolation_level"] = "AUTOCOMMIT"
+        conn = self.engine.connect().execution_options(**options)
+        if self.dialect == "postgresql":
+            conn.exec_driver_sql(f"SET lock_timeout = {HELD_LOCK_TIMEOUT_MS}")
+        self._held.conn, self._held.pid = conn, os.getpid()
+        with self._held_lock:
+            self._held_all = [c for c in self._held_all if not c.closed] + [conn]
+        return conn
+
+    def _forget_parent(self) -> None:
+        """In a forked child: drop the parent's connections without closing them (closing a
+        PostgreSQL connection says goodbye on the parent's socket and ends its session)."""
+        self.engine.dispose(close=False)
+        self._held = threading.local()
+        self._held_all = []
+        self._held_lock = threading.Lock()
+
+    @contextmanager
+    def _memory_transaction(self, *, write: bool) -> Iterator[Connection]:
+        # The in-memory database is one connection: a thread takes it for its transaction;
+        # a transaction nested in one of the same thread becomes a savepoint of it.
+        with self._memory_lock:
+            outer: Connection | None = getattr(self._memory_conn, "conn", None)
+            if outer is not None:
+                with outer.begin_nested():
+                    yield outer
+                return
+            with self.engine.connect() as conn:
+                conn = conn.execution_options(catalog_write=write)
+                conn.info[_CHANGED] = False
+                self._memory_conn.conn = conn
+                try:
+                    with conn.begin():
+                        yield conn
+                        self._counted(conn)
+                finally:
+                    self._memory_conn.conn = None
+
+    def _counted(self, conn: Connection) -> None:
+        """Bump the catalog generation when the transaction about to commit changed what the
+        catalog holds: the last statement before COMMIT, so on PostgreSQL the counter's row is
+        locked only while the transaction commits, and the change and the new generation
+        become visible together."""
+        if not conn.info.pop(_CHANGED, False):
+            return
+        if conn.get_execution_options().get("catalog_uncounted"):
+            return
+        if not self._has_generations:
+            # A store not migrated yet (or a test's own schema) has no counter to bump.
+            self._has_generations = inspect(conn).has_table(store_generations.name)
+            if not self._has_generations:
+                return
+        conn.execute(_BUMP_CATALOG)
+
     def dispose(self) -> None:
         """Close every pooled connection."""
+        with self._held_lock:
+            held, self._held_all = self._held_all, []
+        for conn in held:
+            if not conn.closed:
+                conn.close()
         self.engine.dispose()
 
     def __enter__(self) -> Store:

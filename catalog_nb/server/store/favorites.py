@@ -18,7 +18,7 @@ from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import NotFound
 from catalog_nb.server.security import Visibility
 from catalog_nb.server.store.common import now_ms
-from catalog_nb.server.store.resources import visible_condition
+from catalog_nb.server.store.resources import read_query, rows_of, visible_condition
 from catalog_nb.server.store.schema import data_resources, data_sources, favorites
 
 F, R, S = favorites, data_resources, data_sources
@@ -58,21 +58,13 @@ def list_for(conn: Connection, user_key: str, vis: Visibility) -> list[dict[str,
     """A user's favorite resources that ``vis`` sees, newest first, as resource rows (joined
     with their source, as ``store.resources`` reads them) with ``favorite_ms``."""
     query = (
-        select(
-            R,
-            S.c.name.label("source_name"),
-            S.c.source_type.label("source_type"),
-            S.c.uri.label("source_uri"),
-            F.c.created_ms.label("favorite_ms"),
-        )
-        .join(S, S.c.key == R.c.data_source_key)
+        read_query(conn)
+        .add_columns(F.c.created_ms.label("favorite_ms"))
         .join(F, F.c.resource_key == R.c.key)
         .where(F.c.user_key == user_key, visible_condition(conn, vis))
         .order_by(F.c.created_ms.desc(), R.c.key)
     )
-    result = conn.execute(query)
-    names = list(result.keys())
-    return [dict(zip(names, row, strict=True)) for row in result]
+    return rows_of(conn.execute(query))
 
 
 def flags(conn: Connection, user_key: str, resource_keys: Iterable[str]) -> set[str]:

@@ -9,17 +9,18 @@ lost when a file is moved back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.profiling.model import ResourceProfile, ResourceState
 from catalog_nb.server.profiling.sketch import SKETCH_VERSION
+from catalog_nb.server.search.facets import NO_SENSITIVITY
 from catalog_nb.server.store import search, staging
-from catalog_nb.server.store.common import new_key, now_ms
+from catalog_nb.server.store.common import chunks, new_key, now_ms
 from catalog_nb.server.store.schema import data_resources, resource_fields
 
 #: ``status`` of a resource: what processing last did to it.
@@ -88,6 +89,24 @@ def find(conn: Connection, source_key: str, path: str) -> dict[str, Any] | None:
     return dict(row) if row else None
 
 
+def _new_row(
+    source_key: str, path: str, values: dict[str, Any], collection_key: str | None, now: int
+) -> dict[str, Any]:
+    """The ``data_resources`` row of a resource seen for the first time."""
+    return {
+        "key": new_key(),
+        "data_source_key": source_key,
+        "path": path,
+        "collection_key": collection_key,
+        "detailed_status": [],
+        "created_ms": now,
+        "changed_ms": now,
+        # A new resource has no tag yet (search.refresh keeps this column).
+        "facet_sensitivity": NO_SENSITIVITY,
+        **values,
+    }
+
+
 def _upsert(
     conn: Connection, source_key: str, path: str, values: dict[str, Any],
     collection_key: str | None = None,
@@ -95,19 +114,9 @@ def _upsert(
     now = now_ms()
     current = find(conn, source_key, path)
     if current is None:
-        key = new_key()
-        row = {
-            "key": key,
-            "data_source_key": source_key,
-            "path": path,
-            "collection_key": collection_key,
-            "detailed_status": [],
-            "created_ms": now,
-            "changed_ms": now,
-            **values,
-        }
+        row = _new_row(source_key, path, values, collection_key, now)
         conn.execute(insert(data_resources).values(**row))
-        return Outcome(key, True)
+        return Outcome(str(row["key"]), True)
     changes = {**values, "changed_ms": now}
     if collection_key is not None:
         changes["collection_key"] = collection_key
@@ -197,10 +206,92 @@ def record_profile(
 
     ``staged``: the profile's fields, already staged with :func:`staging.stage` (a wide
     profile); they are moved in instead of written here. The caller discards the staging.
+    :func:`record_profiles` writes many profiles at once, the same rows.
     """
     now = now_ms()
     current = find(conn, source_key, profile.path)
-    failed = profile.state == ResourceState.ERROR.value
+    values = _profile_values(profile, current, run_id, started_ms, now)
+    outcome = _upsert(conn, source_key, profile.path, values)
+    if not _failed(profile) and staged is not None:
+        staging.move(conn, outcome.key, staged)
+    elif not _failed(profile):
+        people = _people(conn, [] if outcome.created else [outcome.key])
+        conn.execute(delete(resource_fields).where(resource_fields.c.resource_key == outcome.key))
+        rows = _field_rows(outcome.key, profile, people.get(outcome.key, {}))
+        if rows:
+            conn.execute(insert(resource_fields), rows)
+    search.refresh(conn, [outcome.key])
+    return outcome
+
+
+def record_profiles(
+    conn: Connection, source_key: str, profiles: Sequence[ResourceProfile],
+    run_id: str | None = None, started_ms: int | None = None,
+) -> list[Outcome]:
+    """Write many profiles of one source in the caller's transaction: the rows
+    :func:`record_profile` writes for each (the same functions build them), with a few
+    set-based statements per :data:`~catalog_nb.server.store.common.IN_CHUNK` resources
+    instead of a dozen per resource. The bulk fixture of the benchmarks writes 100,000 resources
+    this way in well under a minute.
+
+    Wide profiles (:func:`staging.is_wide`) belong to :func:`record_profile` with a staging;
+    a path given twice is refused (ValueError): which of the two would win is not defined.
+    """
+    paths = [p.path for p in profiles]
+    if len(set(paths)) != len(paths):
+        raise ValueError("record_profiles: a path is given more than once")
+    now = now_ms()
+    stored: dict[str, dict[str, Any]] = {}
+    R = data_resources
+    for chunk in chunks(paths):
+        query = select(R).where(R.c.data_source_key == source_key, R.c.path.in_(chunk))
+        stored.update((str(row["path"]), dict(row)) for row in conn.execute(query).mappings())
+    outcomes: list[Outcome] = []
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    for profile in profiles:
+        current = stored.get(profile.path)
+        values = _profile_values(profile, current, run_id, started_ms, now)
+        if current is None:
+            row = _new_row(source_key, profile.path, values, None, now)
+            inserts.append(row)
+            outcomes.append(Outcome(str(row["key"]), True))
+        else:
+            updates.append({"_key": current["key"], **values, "changed_ms": now})
+            outcomes.append(Outcome(str(current["key"]), False))
+    for group in _same_columns(inserts):
+        conn.execute(insert(R), group)
+    for group in _same_columns(updates):
+        # Bound names must differ from the column names an UPDATE sets.
+        columns = [c for c in group[0] if c != "_key"]
+        statement = (update(R).where(R.c.key == bindparam("_key"))
+                     .values({c: bindparam(f"_v_{c}") for c in columns}))
+        conn.execute(statement, [{"_key": row["_key"], **{f"_v_{c}": row[c] for c in columns}}
+                                 for row in group])
+    profiled = [(o.key, p) for o, p in zip(outcomes, profiles, strict=True) if not _failed(p)]
+    known = [o.key for o, p in zip(outcomes, profiles, strict=True)
+             if not o.created and not _failed(p)]
+    people = _people(conn, known)
+    for chunk in chunks(known):
+        conn.execute(delete(resource_fields).where(resource_fields.c.resource_key.in_(chunk)))
+    field_rows = [row for key, profile in profiled
+                  for row in _field_rows(key, profile, people.get(key, {}))]
+    if field_rows:
+        conn.execute(insert(resource_fields), field_rows)
+    search.refresh(conn, [o.key for o in outcomes])
+    return outcomes
+
+
+def _failed(profile: ResourceProfile) -> bool:
+    return profile.state == ResourceState.ERROR.value
+
+
+def _profile_values(
+    profile: ResourceProfile, current: dict[str, Any] | None, run_id: str | None,
+    started_ms: int | None, now: int,
+) -> dict[str, Any]:
+    """The resource columns a profile writes, given the stored row (None: a new resource)."""
+    failed = _failed(profile)
     values = _base_values(profile)
     if failed and current is not None:
         # A failed profile learned nothing: keep what browsing knew (type, format, size, SQL
@@ -227,27 +318,37 @@ def record_profile(
             field_count=profile.field_count if profile.field_count is not None
             else len(profile.fields),
             time_of_last_profile=now,
+            # What the index refresh derives from the fields written with it, written with the
+            # row so that the refresh finds nothing to change (search.refresh keeps them).
+            facet_field_types=search.field_type_bits(str(f.data_type) for f in profile.fields),
         )
-    outcome = _upsert(conn, source_key, profile.path, values)
-    if not failed and staged is not None:
-        staging.move(conn, outcome.key, staged)
-    elif not failed:
-        _replace_fields(conn, outcome.key, profile)
-    search.refresh(conn, [outcome.key])
-    return outcome
+    return values
 
 
-def _replace_fields(conn: Connection, resource_key: str, profile: ResourceProfile) -> None:
-    people = {
-        row["name"]: dict(row)
-        for row in conn.execute(
-            select(
-                resource_fields.c.name, resource_fields.c.display_name,
-                resource_fields.c.description, resource_fields.c.comment,
-            ).where(resource_fields.c.resource_key == resource_key)
-        ).mappings()
-    }
-    conn.execute(delete(resource_fields).where(resource_fields.c.resource_key == resource_key))
+def _same_columns(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """``rows`` grouped by their set of columns: one executemany each."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(sorted(row)), []).append(row)
+    return list(groups.values())
+
+
+def _people(conn: Connection, resource_keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """What people wrote on the stored fields of these resources: by resource, by field name."""
+    Fd = resource_fields
+    found: dict[str, dict[str, Any]] = {}
+    for chunk in chunks(sorted(set(resource_keys))):
+        query = select(Fd.c.resource_key, Fd.c.name, Fd.c.display_name, Fd.c.description,
+                       Fd.c.comment).where(Fd.c.resource_key.in_(chunk))
+        for row in conn.execute(query).mappings():
+            found.setdefault(str(row["resource_key"]), {})[row["name"]] = dict(row)
+    return found
+
+
+def _field_rows(
+    resource_key: str, profile: ResourceProfile, people: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The ``resource_fields`` rows of a profile; ``people``: what people wrote, by name."""
     rows = []
     for position, fp in enumerate(profile.fields):
         kept = people.get(fp.name, {})
@@ -265,8 +366,7 @@ def _replace_fields(conn: Connection, resource_key: str, profile: ResourceProfil
                 "sketch": fp.sketch.to_dict() if fp.sketch is not None else None,
             }
         )
-    if rows:
-        conn.execute(insert(resource_fields), rows)
+    return rows
 
 
 def mark_missing(conn: Connection, source_key: str, seen: Iterable[str]) -> int:

@@ -143,6 +143,18 @@ def edge_pairs(conn: Connection, lineage_type: str) -> list[tuple[str, str]]:
     return [(str(up), str(down)) for up, down in conn.execute(query)]
 
 
+def inferred_links(conn: Connection) -> list[dict[str, Any]]:
+    """Every INFERRED edge with what join discovery reads of it: ``upstream, downstream,
+    kind`` (file lineage's ``evidence.kind``: ``COPY``, ``SUBSET``... or None for an edge
+    stored before kinds existed) and ``field_lineage``."""
+    query = select(E.c.upstream_key, E.c.downstream_key, E.c.evidence, E.c.field_lineage).where(
+        E.c.lineage_type == INFERRED)
+    return [{"upstream": str(up), "downstream": str(down),
+             "kind": evidence.get("kind") if isinstance(evidence, dict) else None,
+             "field_lineage": list(fields or [])}
+            for up, down, evidence, fields in conn.execute(query)]
+
+
 # ---------------------------------------------------------------------------- discovery writes
 
 

@@ -13,17 +13,23 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, func, inspect, select
 
+from catalog_nb.server.search.facets import FIELD_TYPE_BITS
+from catalog_nb.server.store.maintenance import analyze
 from catalog_nb.server.store.schema import (
     config_values,
     favorites,
+    install_generations,
     join_conditions,
     lineage_edges,
     lineage_status,
     login_throttle,
     metadata,
+    resource_facets,
+    resource_paths_in_code_points,
     reviews,
     schema_version,
     staged_fields,
+    store_generations,
 )
 
 Step = Callable[[Connection], None]
@@ -49,6 +55,38 @@ def _staged_fields(conn: Connection) -> None:
     metadata.create_all(conn, tables=[staged_fields])
 
 
+def _paths_in_code_points(conn: Connection) -> None:
+    if conn.dialect.name == "postgresql":
+        resource_paths_in_code_points.create(conn, checkfirst=True)
+
+
+def _search_facet_columns(conn: Connection) -> None:
+    # The dense derived facets move from search_facet_values rows (four or five per resource)
+    # to two columns of the resource, read with the others from ix_resources_facets.
+    present = {c["name"] for c in inspect(conn).get_columns("data_resources")}
+    for column in ("facet_field_types INTEGER DEFAULT 0 NOT NULL", "facet_sensitivity VARCHAR(32)"):
+        if column.split()[0] not in present:
+            conn.exec_driver_sql(f"ALTER TABLE data_resources ADD COLUMN {column}")
+    bits = " ".join(f"WHEN '{name}' THEN {bit}" for name, bit in FIELD_TYPE_BITS.items())
+    conn.exec_driver_sql(
+        "UPDATE data_resources SET "
+        f"facet_field_types = coalesce((SELECT sum(CASE v.category {bits} ELSE 0 END) "
+        "FROM search_facet_values v WHERE v.resource_key = data_resources.key "
+        "AND v.facet = 'fieldDataType'), 0), "
+        "facet_sensitivity = (SELECT v.category FROM search_facet_values v "
+        "WHERE v.resource_key = data_resources.key AND v.facet = 'sensitivity')"
+    )
+    conn.exec_driver_sql(
+        "DELETE FROM search_facet_values WHERE facet IN ('fieldDataType', 'sensitivity')")
+    resource_facets.create(conn, checkfirst=True)
+    analyze(conn, ["data_resources", "search_facet_values"])
+
+
+def _generations(conn: Connection) -> None:
+    store_generations.create(conn, checkfirst=True)
+    install_generations(conn)
+
+
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
@@ -57,6 +95,12 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (3, "login throttling per client and per user name from a client", _login_throttle),
     (4, "job progress in bytes read of the total", _job_work),
     (5, "staging of wide profiles' fields, written in bounded batches", _staged_fields),
+    (6, "PostgreSQL: resource paths per source in code-point order, for keyset paging",
+     _paths_in_code_points),
+    (7, "search: field data types and sensitivity as resource columns, a covering facet index",
+     _search_facet_columns),
+    (8, "generation counters of users, roles and grants and of the catalog, for caches",
+     _generations),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -7,7 +7,16 @@ candidate resources, never their content). So ``totalCount`` and the page come f
 condition, and an invisible resource is never counted.
 
 A page is loaded in a fixed number of queries whatever its size: the resources (joined with
-their source), then their fields, custom values and collection members in one query each.
+their source), then their fields, custom values and collection members in one query each. The
+database writes each resource's own wire properties as one JSON text (``wire``, see
+:func:`_wire`), so a page reaches Python as a string and a few columns per row; the JSON columns
+are read as text and decoded a page at a time (one ``orjson.loads`` per column).
+
+Pages come in one order: source name (folded, code points), then path. The first page and every
+page after a cursor are read by keyset (:func:`query_page` with ``after``): the rest of the last
+row's source by path, then the following sources, each an index range, so reading page 100 costs
+what reading page 1 does and rows inserted meanwhile shift nothing. ``start`` (OFFSET) still
+works, at the cost of skipping the rows before it.
 
 Writes touch only people-owned properties: ``description``, ``rich_description``, ``owner``,
 custom values and the fields' ``display_name``/``description``/``comment``. Profiling owns the
@@ -16,27 +25,34 @@ rest (``store.ingest``).
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from sqlalchemy import (
     BindParameter,
     ColumnElement,
     Connection,
+    CursorResult,
     Select,
+    Text,
     and_,
     bindparam,
+    case,
+    cast,
     false,
     func,
+    literal_column,
     or_,
     select,
     true,
     update,
 )
 
-from catalog_nb.contract import ErrorCode
+from catalog_nb.contract import ErrorCode, ResourceType
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.security import PathSpec, Visibility
 from catalog_nb.server.store.common import fold, now_ms
@@ -107,24 +123,152 @@ def visible_condition(conn: Connection, vis: Visibility) -> ColumnElement[bool]:
     return or_(*conditions) if conditions else false()
 
 
-def _with_source() -> Select[Any]:
-    return select(
-        R,
-        S.c.name.label("source_name"),
-        S.c.source_type.label("source_type"),
-        S.c.uri.label("source_uri"),
-    ).join(S, S.c.key == R.c.data_source_key)
+#: JSON columns of a resource row: read as text, decoded a page at a time (:func:`rows_of`).
+JSON_COLUMNS = ("detailed_status", "extra")
+
+
+def loads_many(texts: Sequence[str | bytes | None]) -> list[Any]:
+    """Decode many JSON texts in one call (a missing text is None).
+
+    One ``orjson.loads`` over the texts joined into an array costs a fraction of a decoder call
+    per value. A text orjson refuses (``NaN``, which Python's encoder writes and SQLite keeps)
+    sends the batch to the stdlib decoder, which reads it; the answer's encoder writes it as null.
+    """
+    if not texts:
+        return []
+    parts = [t.decode() if isinstance(t, bytes) else ("null" if t is None else t) for t in texts]
+    joined = "[" + ",".join(parts) + "]"
+    try:
+        values: list[Any] = orjson.loads(joined)
+    except orjson.JSONDecodeError:
+        values = json.loads(joined)
+    return values
+
+
+#: What the wire form needs of a resource row besides its ``wire`` JSON: a page reads only
+#: these (the database wrote the other columns into ``wire`` already; reading them too would
+#: cost as much again).
+SHAPED_COLUMNS = ("key", "data_source_key", "path", "name", "resource_type", "detailed_status",
+                  "extra")
+
+
+def _columns(alias: Any = None, names: Sequence[str] | None = None) -> list[Any]:
+    """The resource columns of a read (all, or those ``names``), the JSON ones as text."""
+    table = R if alias is None else alias
+    return [cast(table.c[name], Text).label(name) if name in JSON_COLUMNS else table.c[name]
+            for name in (names if names is not None else [c.name for c in R.c])]
+
+
+_SOURCE_COLUMNS = (S.c.name.label("source_name"), S.c.source_type.label("source_type"),
+                   S.c.uri.label("source_uri"), S.c.name_fold.label("source_name_fold"))
+
+#: Display names of file formats (``fileFormatDisplay``); others are shown as stored.
+FORMAT_DISPLAY = {
+    "csv": "CSV", "tsv": "TSV", "json": "JSON", "jsonl": "JSON Lines", "parquet": "Parquet",
+}
+
+
+def _wire_pairs(r: Any, s: Any) -> list[tuple[str, Any, bool]]:
+    """(property, SQL expression, is it a boolean) of the wire properties that follow from the
+    resource row and its source alone; ``r`` and ``s`` are the column collections to read."""
+    def display(column: Any) -> Any:
+        return case(*[(func.lower(column) == code, literal_column(f"'{shown}'"))
+                      for code, shown in FORMAT_DISPLAY.items()], else_=column)
+
+    return [
+        ("key", r.key, False), ("resourcePath", r.path, False), ("name", r.name, False),
+        ("resourceType", r.resource_type, False), ("dataSourceName", s.name, False),
+        ("description", r.description, False), ("richDescription", r.rich_description, False),
+        ("timeOfCreation", r.created_ms, False), ("timeOfLastChange", r.changed_ms, False),
+        ("collectionRoot", r.resource_type == ResourceType.COLLECTION.value, True),
+        ("header", r.header, True),
+        ("partitionCount", func.coalesce(r.partition_count, 0), False),
+        ("fieldCount", func.coalesce(r.field_count, 0), False),
+        ("headerRow", func.coalesce(r.header_row, 0), False),
+        ("rowCount", func.coalesce(r.row_count, 0), False),
+        ("resourceSize", func.coalesce(r.resource_size, 0), False),
+        ("timeOfResourceChange", r.time_of_resource_change, False),
+        ("timeOfResourceCreation", r.time_of_resource_creation, False),
+        ("timeOfLastProfile", r.time_of_last_profile, False),
+        ("timeOfLastRefresh", r.time_of_last_refresh, False),
+        ("owner", r.owner, False), ("separator", r.separator, False),
+        ("dataSourceType", s.source_type, False), ("dataSourceKey", r.data_source_key, False),
+        ("errorMsg", r.error_msg, False), ("resourceState", r.resource_state, False),
+        ("tableName", r.table_name, False), ("tableType", r.table_type, False),
+        ("databaseName", r.database_name, False), ("dataSchemaName", r.data_schema_name, False),
+        ("fileFormat", r.file_format, False), ("fileFormatDisplay", display(r.file_format), False),
+        ("status", r.status, False), ("encoding", r.encoding, False),
+        ("collectionKey", r.collection_key, False),
+    ]
+
+
+#: The wire properties the store writes in SQL (:func:`_wire_pairs`), in order.
+WIRE_COLUMNS = tuple(name for name, _, _ in _wire_pairs(R.c, S.c))
+
+
+def _wire(conn: Connection, r: Any = R.c, only: frozenset[str] | None = None) -> Any:
+    """The JSON text of a row's own wire properties (``wire``), built by the database: a page
+    of resources reaches Python as one string each instead of some forty values each.
+
+    SQLite's json_object takes at most 63 pairs (127 arguments) and writes 0/1 for booleans
+    unless told they are JSON; PostgreSQL's json_build_object takes at most 50 pairs.
+    """
+    postgres = conn.dialect.name == "postgresql"
+    args: list[Any] = []
+    for name, expression, boolean in _wire_pairs(r, S.c):
+        if only is not None and name not in only:
+            continue
+        args.append(literal_column(f"'{name}'"))
+        if boolean and not postgres:
+            expression = func.json(case((expression, "true"), else_="false"))
+        args.append(expression)
+    built = func.json_build_object(*args) if postgres else func.json_object(*args)
+    return cast(built, Text).label("wire")
+
+
+def _with_source(
+    conn: Connection, names: Sequence[str] | None = None, only: frozenset[str] | None = None
+) -> Select[Any]:
+    return (select(*_columns(None, names), *_SOURCE_COLUMNS, _wire(conn, only=only))
+            .join(S, S.c.key == R.c.data_source_key))
+
+
+def read_query(conn: Connection) -> Select[Any]:
+    """The read of resource rows as the wire form is built from (with their source and their
+    ``wire`` JSON), for other families to narrow and to read with :func:`rows_of`."""
+    return _with_source(conn)
+
+
+def rows_of(result: CursorResult[Any]) -> list[dict[str, Any]]:
+    """The rows of a resource read as dicts, their JSON columns decoded in bulk."""
+    names = list(result.keys())
+    # zip over the keys read once: a RowMapping per row costs more than the query.
+    rows = [dict(zip(names, row, strict=True)) for row in result]
+    for column in JSON_COLUMNS:
+        if rows and column in rows[0]:
+            for row, value in zip(rows, loads_many([r[column] for r in rows]), strict=True):
+                row[column] = value
+    return rows
+
+
+def by_keys(conn: Connection, vis: Visibility, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The rows (with their source) of those of ``keys`` the caller sees, by key."""
+    if not keys:
+        return {}
+    query = (_with_source(conn, SHAPED_COLUMNS)
+             .where(R.c.key.in_(list(keys)), visible_condition(conn, vis)))
+    return {row["key"]: row for row in rows_of(conn.execute(query))}
 
 
 def get_visible(conn: Connection, vis: Visibility, key: str) -> dict[str, Any]:
     """The resource with this key, with its source; 404 when unknown or invisible."""
-    row = conn.execute(
-        _with_source().where(R.c.key == key, visible_condition(conn, vis))
-    ).mappings().first()
-    if row is None:
+    rows = rows_of(conn.execute(
+        _with_source(conn).where(R.c.key == key, visible_condition(conn, vis))
+    ))
+    if not rows:
         raise NotFound(f"There is no data resource with key '{key}'.",
                        ErrorCode.RESOURCE_NOT_FOUND)
-    return dict(row)
+    return rows[0]
 
 
 def get_visible_by_path(
@@ -143,16 +287,16 @@ def get_visible_by_path(
                        ErrorCode.DATA_SOURCE_NOT_FOUND)
     # A leading "/" is forgiven: resource paths are relative to the source's root.
     candidates = list(dict.fromkeys([path, path.lstrip("/")]))
-    rows = conn.execute(
-        _with_source().where(R.c.data_source_key == source.key, R.c.path.in_(candidates))
-    ).mappings().all()
+    rows = rows_of(conn.execute(
+        _with_source(conn).where(R.c.data_source_key == source.key, R.c.path.in_(candidates))
+    ))
     found = sorted(rows, key=lambda r: candidates.index(r["path"]))
     if not found or not vis.sees(source.key, found[0]["path"]):
         raise NotFound(
             f"There is no data resource at path '{path}' in data source '{source.name}'.",
             ErrorCode.RESOURCE_NOT_FOUND,
         )
-    return dict(found[0])
+    return found[0]
 
 
 @dataclass
@@ -161,6 +305,8 @@ class MetadataQuery:
 
     ``filters`` are (property, values) pairs, ANDed, the values of one ORed. ``folders`` holds
     the path specifications of the selected virtual folders per source (None: no folder filter).
+    ``after`` is the sort key of the last row of the previous page (source name folded, source
+    key, path): the page then starts right after it, whatever ``start`` says.
     """
 
     filters: list[tuple[str, list[str]]] = field(default_factory=list)
@@ -169,6 +315,9 @@ class MetadataQuery:
     modified_to: int | None = None
     start: int = 0
     size: int = 100
+    after: tuple[str, str, str] | None = None
+    #: The wire properties asked for (None: all of them).
+    properties: frozenset[str] | None = None
 
 
 def _filter(prop: str, values: list[str]) -> ColumnElement[bool]:
@@ -193,33 +342,101 @@ def _filter(prop: str, values: list[str]) -> ColumnElement[bool]:
     raise ValueError(f"unknown filter property {prop!r}")  # the parser lets none through
 
 
+def _code_points(conn: Connection, column: Any) -> Any:
+    """``column`` compared and ordered by code point on every server (PostgreSQL's locale
+    collations skip punctuation; SQLite compares bytes already)."""
+    return column.collate("C") if conn.dialect.name == "postgresql" else column
+
+
 def _order(conn: Connection) -> list[Any]:
-    if conn.dialect.name == "postgresql":
-        # Code-point order on every server, as on SQLite: locale collations skip punctuation.
-        return [S.c.name_fold.collate("C"), R.c.path.collate("C"), R.c.key]
-    return [S.c.name_fold, R.c.path, R.c.key]
+    return [_code_points(conn, S.c.name_fold), _code_points(conn, R.c.path), R.c.key]
+
+
+def _conditions(
+    conn: Connection, vis: Visibility, query: MetadataQuery
+) -> tuple[list[ColumnElement[bool]], list[ColumnElement[bool]]]:
+    """The query's conditions on resources, and those on their source (``data_source``)."""
+    on_resources = [visible_condition(conn, vis)]
+    on_sources: list[ColumnElement[bool]] = []
+    for prop, values in query.filters:
+        (on_sources if prop == "data_source" else on_resources).append(_filter(prop, values))
+    if query.folders is not None:
+        on_resources.append(specs_condition(conn, query.folders))
+    if query.modified_from is not None:
+        on_resources.append(R.c.time_of_resource_change >= query.modified_from)
+    if query.modified_to is not None:
+        on_resources.append(R.c.time_of_resource_change <= query.modified_to)
+    return on_resources, on_sources
+
+
+def count_matching(conn: Connection, vis: Visibility, query: MetadataQuery) -> int:
+    """How many visible resources match ``query`` (``totalCount``)."""
+    on_resources, on_sources = _conditions(conn, vis, query)
+    joined = R.join(S, S.c.key == R.c.data_source_key)
+    counted = select(func.count()).select_from(joined).where(*on_resources, *on_sources)
+    return int(conn.execute(counted).scalar_one())
+
+
+def sort_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The keyset position of a page row: (source name folded, source key, path)."""
+    return (row["source_name_fold"], row["data_source_key"], row["path"])
 
 
 def query_page(
-    conn: Connection, vis: Visibility, query: MetadataQuery
-) -> tuple[list[dict[str, Any]], int]:
-    """One page of visible resources matching ``query``, and how many match in all."""
-    where = [visible_condition(conn, vis)]
-    where.extend(_filter(prop, values) for prop, values in query.filters)
-    if query.folders is not None:
-        where.append(specs_condition(conn, query.folders))
-    if query.modified_from is not None:
-        where.append(R.c.time_of_resource_change >= query.modified_from)
-    if query.modified_to is not None:
-        where.append(R.c.time_of_resource_change <= query.modified_to)
-    joined = R.join(S, S.c.key == R.c.data_source_key)
-    total = int(conn.execute(select(func.count()).select_from(joined).where(*where)).scalar_one())
-    if query.start >= total:
-        return [], total
-    page = _with_source().where(*where).order_by(*_order(conn))
-    result = conn.execute(page.offset(query.start).limit(query.size))
-    names = list(result.keys())
-    return [dict(zip(names, row, strict=True)) for row in result], total
+    conn: Connection, vis: Visibility, query: MetadataQuery, *, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Up to ``limit`` (default ``query.size``) visible resources matching ``query``, in order.
+
+    By keyset after ``query.after``, or from the start when ``query.start`` is 0; by OFFSET
+    otherwise. At most two statements: the rest of the last row's source, then what follows.
+    """
+    size = query.size if limit is None else limit
+    on_resources, on_sources = _conditions(conn, vis, query)
+    if query.after is None and query.start:
+        page = (_with_source(conn, SHAPED_COLUMNS, query.properties)
+                .where(*on_resources, *on_sources)
+                .order_by(*_order(conn))
+                .offset(query.start).limit(size))
+        return rows_of(conn.execute(page))
+    rows: list[dict[str, Any]] = []
+    name_after: str | None = None
+    if query.after is not None:
+        name_after, source_key, path_after = query.after
+        # The rest of the last row's source: one range of the (source, path) index.
+        rest = (_with_source(conn, SHAPED_COLUMNS, query.properties)
+                .where(R.c.data_source_key == source_key,
+                       _code_points(conn, R.c.path) > path_after, *on_resources, *on_sources)
+                .order_by(_code_points(conn, R.c.path)).limit(size))
+        rows = rows_of(conn.execute(rest))
+    if len(rows) < size:
+        rows += rows_of(conn.execute(
+            _later_sources(conn, on_resources, on_sources, name_after, size - len(rows),
+                           query.properties)))
+    return rows
+
+
+def _later_sources(
+    conn: Connection, on_resources: list[ColumnElement[bool]],
+    on_sources: list[ColumnElement[bool]], name_after: str | None, size: int,
+    properties: frozenset[str] | None = None,
+) -> Select[Any]:
+    """The first ``size`` matching resources of the sources named after ``name_after``."""
+    named = list(on_sources)
+    if name_after is not None:
+        named.append(_code_points(conn, S.c.name_fold) > name_after)
+    if conn.dialect.name != "postgresql":
+        # SQLite walks the sources by name and each source's paths by its index, and stops
+        # at the limit: no sort.
+        return (_with_source(conn, SHAPED_COLUMNS, properties).where(*on_resources, *named)
+                .order_by(S.c.name_fold, R.c.path).limit(size))
+    # PostgreSQL would sort every later resource for the limit: take at most ``size`` of each
+    # source from its (source, path) index, then order those.
+    each = (select(R).where(R.c.data_source_key == S.c.key, *on_resources)
+            .order_by(R.c.path.collate("C")).limit(size).lateral("page"))
+    return (select(*_columns(each, SHAPED_COLUMNS), *_SOURCE_COLUMNS,
+                   _wire(conn, each.c, properties))
+            .select_from(S).join(each, true()).where(*named)
+            .order_by(S.c.name_fold.collate("C"), each.c.path.collate("C")).limit(size))
 
 
 def fields_of(conn: Connection, keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
@@ -231,15 +448,20 @@ def fields_of(conn: Connection, keys: Iterable[str]) -> dict[str, list[dict[str,
     F = resource_fields
     query = (
         select(F.c.resource_key, F.c.name, F.c.position, F.c.display_name, F.c.description,
-               F.c.comment, F.c.data_type, F.c.nullable, F.c.properties)
+               F.c.comment, F.c.data_type, F.c.nullable,
+               cast(F.c.properties, Text).label("properties"))
         .where(F.c.resource_key.in_(wanted))
         .order_by(F.c.resource_key, F.c.position)
     )
     result = conn.execute(query)
     names = list(result.keys())
-    for row in result:
+    rows = result.all()
+    properties = loads_many([row[-1] for row in rows])
+    for row, decoded in zip(rows, properties, strict=True):
         # zip over the keys read once: a RowMapping per row costs more than the query.
-        found[row[0]].append(dict(zip(names, row, strict=True)))
+        item = dict(zip(names, row, strict=True))
+        item["properties"] = decoded
+        found[row[0]].append(item)
     return found
 
 

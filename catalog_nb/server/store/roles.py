@@ -102,6 +102,11 @@ def _records(conn: Connection, rows: Iterable[Any]) -> list[RoleRecord]:
     return found
 
 
+def records(conn: Connection, rows: Iterable[Mapping[str, Any]]) -> list[RoleRecord]:
+    """Role records from rows of the roles table, with their grants (one query)."""
+    return _records(conn, rows)
+
+
 def list_all(conn: Connection) -> list[RoleRecord]:
     """Every role, by name."""
     return _records(conn, conn.execute(select(roles).order_by(roles.c.name_fold)).mappings())

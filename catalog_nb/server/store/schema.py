@@ -7,11 +7,14 @@ Times are epoch milliseconds (BigInteger) so the wire and the store agree withou
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
     Column,
+    Connection,
     Float,
     ForeignKey,
     Index,
@@ -21,6 +24,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    event,
 )
 
 from catalog_nb.contract import MAX_NAME_LENGTH
@@ -121,6 +125,68 @@ sessions = Table(
 )
 Index("ix_sessions_user", sessions.c.user_key)
 
+#: Counters of changes that processes caching what they read check on every request, one row
+#: each (``name``, ``generation``). ``auth`` counts the changes to who users are and what their
+#: roles grant: triggers bump it in the transaction of every write to the ``AUTH_TABLES``,
+#: whoever writes (a request, the CLI, another process, an administrator in psql), so a process
+#: that cached a caller's roles sees at the cost of one row whether it may still use them
+#: (``catalog_nb.server.callers``). ``catalog`` counts every other change to what the catalog
+#: holds: ``Store`` bumps it when it commits a transaction that wrote any table but the
+#: ``UNCOUNTED_TABLES`` (``catalog_nb.server.read_cache``).
+store_generations = Table(
+    "store_generations",
+    metadata,
+    Column("name", String(32), primary_key=True),
+    Column("generation", BigInteger, nullable=False),
+)
+#: The tables whose writes bump the ``auth`` generation (sessions are read on every request).
+AUTH_TABLES = ("users", "user_roles", "roles", "role_grants")
+#: Tables whose writes are no change to what the catalog shows: request bookkeeping, job
+#: progress, a caller's stored search results, the counters themselves. A write to any other
+#: table bumps ``catalog`` (so a search must not: every one stores its result).
+UNCOUNTED_TABLES = frozenset({"sessions", "login_throttle", "audit_events", "jobs",
+                              "staged_fields", "store_generations", "schema_version",
+                              "stored_searches"})
+
+
+def install_generations(conn: Connection) -> None:
+    """Give ``store_generations`` its rows and the triggers that bump ``auth`` (idempotent)."""
+    for name in ("auth", "catalog"):
+        conn.exec_driver_sql(
+            f"INSERT INTO store_generations (name, generation) SELECT '{name}', 0 "
+            f"WHERE NOT EXISTS (SELECT 1 FROM store_generations WHERE name = '{name}')"
+        )
+    bump = "UPDATE store_generations SET generation = generation + 1 WHERE name = 'auth'"
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(
+            "CREATE OR REPLACE FUNCTION bump_auth_generation() RETURNS trigger LANGUAGE plpgsql "
+            f"AS $$ BEGIN {bump}; RETURN NULL; END $$"
+        )
+        for table in AUTH_TABLES:
+            # DROP + CREATE: CREATE OR REPLACE TRIGGER needs PostgreSQL 14.
+            conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {table}_bump_auth_generation ON {table}")
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER {table}_bump_auth_generation "
+                f"AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} "
+                "FOR EACH STATEMENT EXECUTE FUNCTION bump_auth_generation()"
+            )
+        return
+    for table in AUTH_TABLES:
+        for action in ("INSERT", "UPDATE", "DELETE"):
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER IF NOT EXISTS {table}_{action.lower()}_bumps_auth_generation "
+                f"AFTER {action} ON {table} BEGIN {bump}; END"
+            )
+
+
+@event.listens_for(metadata, "after_create")
+def _after_create(_target: MetaData, connection: Connection, **kw: Any) -> None:
+    # After every table of a new store exists (the triggers name four of them); a migration
+    # creating other tables later leaves it alone.
+    if store_generations in (kw.get("tables") or ()):
+        install_generations(connection)
+
+
 #: Failed-login counts, one row per throttled scope: a user name tried from one client address
 #: (``account:<client> <name>``) or a client address whatever the names (``client:<client>``).
 login_throttle = Table(
@@ -205,11 +271,33 @@ data_resources = Table(
     Column("description", Text),
     Column("rich_description", Text),
     Column("owner", String(MAX_NAME_LENGTH)),
+    # Written by the search index refresh (store/search.py), never by people: the resource's
+    # field data types as a bit mask (search/facets.py FIELD_TYPE_BITS) and its sensitivity
+    # (the highest of its ACCEPTED tags', or NONE), so that facet counts read them with the other
+    # facet columns from one index entry instead of a join.
+    Column("facet_field_types", Integer, nullable=False, default=0, server_default="0"),
+    Column("facet_sensitivity", String(32)),
     *_times(),
     UniqueConstraint("data_source_key", "path", name="uq_resource_path"),
 )
 Index("ix_resources_source", data_resources.c.data_source_key)
 Index("ix_resources_changed", data_resources.c.time_of_resource_change)
+#: Searches read what they count and sort by from this index alone, one entry per match found
+#: by key (or a scan of it, for a facet-only search), never the wide rows.
+resource_facets = Index(
+    "ix_resources_facets", data_resources.c.key, data_resources.c.data_source_key,
+    data_resources.c.resource_type, data_resources.c.file_format, data_resources.c.owner,
+    data_resources.c.resource_size, data_resources.c.time_of_resource_change,
+    data_resources.c.facet_field_types, data_resources.c.facet_sensitivity,
+    data_resources.c.name,
+)
+#: Metadata pages are read by keyset in code-point order of the path within a source. SQLite's
+#: unique (source, path) index is in that order already; PostgreSQL's follows the database's
+#: locale, so it gets one of its own.
+resource_paths_in_code_points = Index(
+    "ix_resources_source_path_c", data_resources.c.data_source_key,
+    data_resources.c.path.collate("C"),
+).ddl_if(dialect="postgresql")
 
 resource_fields = Table(
     "resource_fields",
@@ -424,8 +512,8 @@ search_documents = Table(
     Column("custom", Text, nullable=False),
 )
 
-# Categories of the facets that a resource row does not hold itself (tags, sensitivity, field
-# data types, custom property values: facet "cp:<property key>"), one row per category.
+# Categories of the facets that a resource row does not hold itself (tags and custom property
+# values: facet "cp:<property key>"), one row per category.
 search_facet_values = Table(
     "search_facet_values",
     metadata,

@@ -2,10 +2,12 @@
 match, rank and count over them, and the stored results of each session.
 
 **The index follows every write.** :func:`refresh` rebuilds the document (its text by column,
-``search_documents``) and the derived facet categories (``search_facet_values``) of the named
-resources, in the caller's transaction; profiling, people's annotations, tag associations, tag
-renames and moves and custom values call it. The engine's own structure over the documents
-(FTS5 or ``tsvector``) is kept by the :mod:`~catalog_nb.server.search.index` implementation.
+``search_documents``), the derived facet categories (``search_facet_values``: tags and custom
+values) and the facet columns of the resource row (field data types as a bit mask, sensitivity)
+of the named resources, in the caller's transaction; profiling, people's annotations, tag
+associations, tag renames and moves and custom values call it. The engine's own structure over
+the documents (FTS5 or ``tsvector``) is kept by the :mod:`~catalog_nb.server.search.index`
+implementation.
 A resource's document holds the names of its first :data:`MAX_INDEXED_FIELDS` fields and of every
 field people annotated, so that a resource with hundreds of thousands of fields costs a bounded
 refresh (every field still counts in the ``fieldDataType`` facet).
@@ -19,16 +21,18 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
     Subquery,
+    Text,
     and_,
-    case,
+    bindparam,
+    cast,
     delete,
     func,
     insert,
@@ -37,6 +41,7 @@ from sqlalchemy import (
     or_,
     select,
     true,
+    update,
 )
 from sqlalchemy.sql import FromClause
 
@@ -57,11 +62,17 @@ from catalog_nb.server.search.query import (
     pure_conjunction,
 )
 from catalog_nb.server.security import Visibility
-from catalog_nb.server.store import folders as folder_store
 from catalog_nb.server.store.common import chunks, new_key, now_ms
-from catalog_nb.server.store.resources import specs_condition, visible_condition
+from catalog_nb.server.store.facets import (
+    FacetContext,
+    Ranking,
+    facet_results,
+    joined,
+    search_pass,
+    selection_condition,
+)
+from catalog_nb.server.store.resources import loads_many, visible_condition
 from catalog_nb.server.store.schema import (
-    custom_properties,
     data_resources,
     data_sources,
     resource_custom_values,
@@ -95,6 +106,14 @@ def refresh(conn: Connection, resource_keys: Iterable[str]) -> None:
     index = index_for(conn)
     for chunk in chunks(keys):
         _refresh(conn, index, list(chunk))
+
+
+def field_type_bits(data_types: Iterable[str]) -> int:
+    """The ``facet_field_types`` of a resource whose fields have these data types."""
+    bits = 0
+    for data_type in data_types:
+        bits |= F.FIELD_TYPE_BITS.get(data_type, 0)
+    return bits
 
 
 def resources_tagged(conn: Connection, tag_keys: Iterable[str]) -> list[str]:
@@ -131,7 +150,8 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
     conn.execute(delete(DOC).where(DOC.c.resource_key.in_(keys)))
     conn.execute(delete(FV).where(FV.c.resource_key.in_(keys)))
     rows = conn.execute(
-        select(R.c.key, R.c.name, R.c.path, R.c.description, R.c.rich_description)
+        select(R.c.key, R.c.name, R.c.path, R.c.description, R.c.rich_description,
+               R.c.facet_field_types, R.c.facet_sensitivity)
         .where(R.c.key.in_(keys))
     ).all()
     if not rows:
@@ -143,11 +163,12 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
         for r in rows
     }
     facets: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    field_types: dict[str, int] = defaultdict(int)
     Fd = resource_fields
     for key, data_type in conn.execute(
         select(Fd.c.resource_key, Fd.c.data_type).where(Fd.c.resource_key.in_(keys)).distinct()
     ):
-        facets[key].add(("fieldDataType", str(data_type)))
+        field_types[key] |= field_type_bits([str(data_type)])
     annotated = or_(Fd.c.display_name.is_not(None), Fd.c.description.is_not(None),
                     Fd.c.comment.is_not(None))
     for key, name, display, description, comment in conn.execute(
@@ -180,17 +201,28 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
             facets[key].add((F.stored_custom(property_key), category))
     documents: list[dict[str, Any]] = []
     values: list[dict[str, Any]] = []
+    columns: list[dict[str, Any]] = []
     for r in rows:
         parts = text[r.key]
         documents.append({
             "resource_key": r.key, "name": normalise(r.name), "path": normalise(r.path),
             **{col: normalise(" ".join(parts[col])) for col in parts},
         })
-        facets[r.key].add(("sensitivity", highest.get(r.key, F.NO_SENSITIVITY)))
+        held = (field_types[r.key], highest.get(r.key, F.NO_SENSITIVITY))
+        if held != (r.facet_field_types, r.facet_sensitivity):
+            columns.append({"_key": r.key, "_types": held[0], "_sensitivity": held[1]})
         values.extend({"resource_key": r.key, "facet": f, "category": c}
                       for f, c in facets[r.key])
     conn.execute(insert(DOC), documents)
-    conn.execute(insert(FV), values)
+    if values:
+        conn.execute(insert(FV), values)
+    if columns:  # most refreshes change neither (a new resource's row was written with them)
+        conn.execute(
+            update(R).where(R.c.key == bindparam("_key"))
+            .values(facet_field_types=bindparam("_types"),
+                    facet_sensitivity=bindparam("_sensitivity")),
+            columns,
+        )
     new = [int(i) for i in conn.execute(
         select(DOC.c.doc_id).where(DOC.c.resource_key.in_(keys))).scalars()]
     index.documents_written(conn, new)
@@ -247,159 +279,6 @@ def matching(conn: Connection, node: Node) -> Matching:
                     index.ranked(terms, every=False) if terms else None)
 
 
-# -------------------------------------------------------------------------------- facets
-
-
-@dataclass
-class FacetContext:
-    """What facet counting needs once per request: the facets in force (built-in and custom),
-    the visible virtual folders, and the time the age ranges are measured from."""
-
-    facets: dict[str, F.Facet]
-    folders: list[dict[str, Any]] = field(default_factory=list)
-    now: int = 0
-
-
-def facet_context(conn: Connection, vis: Visibility) -> FacetContext:
-    """The facets in force for a caller, in their order on the wire."""
-    found = {f.name: f for f in F.BUILT_IN}
-    cp = custom_properties
-    query = select(cp.c.key, cp.c.name, cp.c.display_name).where(cp.c.facet_able.is_(True))
-    for key, name, display in conn.execute(query.order_by(cp.c.name_fold)):
-        facet = F.custom_facet(key, name, display)
-        found[facet.name] = facet
-    return FacetContext(found, folder_store.list_folders(conn, vis), now_ms())
-
-
-def _expression(ctx: FacetContext, facet: F.Facet) -> Any:
-    if facet.name == "dataSource":
-        return S.c.name
-    if facet.name == "resourceType":
-        return func.replace(R.c.resource_type, F.TYPE_PREFIX, "")
-    if facet.name == "fileFormat":
-        return func.lower(R.c.file_format)
-    if facet.name == "owner":
-        return R.c.owner
-    if facet.name == "sizeRange":
-        size = R.c.resource_size
-        return case(
-            (size.is_(None), F.UNKNOWN),
-            *((size < bound, category) for category, bound in F.SIZE_RANGES),
-            else_=F.SIZE_ABOVE,
-        )
-    if facet.name == "lastModified":
-        changed = R.c.time_of_resource_change
-        return case(
-            (changed.is_(None), F.UNKNOWN),
-            *((changed >= ctx.now - age, category) for category, age in F.AGE_RANGES),
-            else_=F.AGE_ABOVE,
-        )
-    raise ValueError(f"no expression for facet {facet.name!r}")
-
-
-def _folder_condition(conn: Connection, folder: Mapping[str, Any]) -> ColumnElement[bool]:
-    return specs_condition(conn, folder_store.specs_of(folder))
-
-
-def selection_condition(
-    conn: Connection, ctx: FacetContext, facet: F.Facet, categories: Sequence[str]
-) -> ColumnElement[bool]:
-    """Resources in any of these categories of the facet."""
-    if facet.kind == "derived":
-        # EXISTS, not IN: a category most resources hold (a common field data type) is then
-        # one primary-key probe per candidate instead of a temporary set of every holder.
-        held = FV.alias()
-        return (
-            select(held.c.resource_key)
-            .where(held.c.resource_key == R.c.key, held.c.facet == facet.stored,
-                   held.c.category.in_(list(categories)))
-            .correlate(R)
-            .exists()
-        )
-    if facet.kind == "folder":
-        chosen = [f for f in ctx.folders if f["name"] in set(categories)]
-        return or_(*(_folder_condition(conn, f) for f in chosen)) if chosen else literal(False)
-    return _expression(ctx, facet).in_(list(categories))
-
-
-def _joined() -> FromClause:
-    return R.join(S, S.c.key == R.c.data_source_key)
-
-
-def count_categories(
-    conn: Connection, ctx: FacetContext, facet: F.Facet, where: Sequence[ColumnElement[bool]]
-) -> dict[str, int]:
-    """How many resources matched by ``where`` fall in each category of the facet (only
-    categories with at least one)."""
-    if facet.kind == "derived":
-        query = (
-            select(FV.c.category, func.count())
-            .select_from(_joined().join(FV, FV.c.resource_key == R.c.key))
-            .where(*where, FV.c.facet == facet.stored)
-            .group_by(FV.c.category)
-        )
-        return {str(c): int(n) for c, n in conn.execute(query)}
-    if facet.kind == "folder":
-        counts = {}
-        for folder in ctx.folders:
-            query = select(func.count()).select_from(_joined()).where(
-                *where, _folder_condition(conn, folder))
-            n = int(conn.execute(query).scalar_one())
-            if n:
-                counts[str(folder["name"])] = n
-        return counts
-    inner = (
-        select(_expression(ctx, facet).label("category"))
-        .select_from(_joined()).where(*where).subquery()
-    )
-    query = (
-        select(inner.c.category, func.count())
-        .where(inner.c.category.is_not(None))
-        .group_by(inner.c.category)
-    )
-    return {str(c): int(n) for c, n in conn.execute(query)}
-
-
-def count_matching(conn: Connection, where: Sequence[ColumnElement[bool]]) -> int:
-    """How many resources ``where`` matches."""
-    query = select(func.count()).select_from(_joined()).where(*where)
-    return int(conn.execute(query).scalar_one())
-
-
-def ordered(categories: Mapping[str, int], facet: F.Facet) -> dict[str, int]:
-    """Categories in their display order: a fixed facet's own order, else most resources
-    first, then by name."""
-    if facet.fixed is not None:
-        fixed = {c: categories[c] for c in facet.fixed if c in categories}
-        rest = {c: n for c, n in sorted(categories.items()) if c not in fixed}
-        return {**fixed, **rest}
-    return dict(sorted(categories.items(), key=lambda item: (-item[1], item[0])))
-
-
-def check_selections(
-    conn: Connection, vis: Visibility, ctx: FacetContext, selections: Mapping[str, list[str]]
-) -> None:
-    """400 ``INVALID_FACET`` for an unknown facet, or a category the facet does not have among
-    the resources the caller sees (hidden and unknown categories answer alike)."""
-    for name, categories in selections.items():
-        facet = ctx.facets.get(name)
-        if facet is None:
-            known = ", ".join(ctx.facets)
-            raise BadRequest(f"There is no facet named '{name}'; the facets are {known}.",
-                             ErrorCode.INVALID_FACET, field="facetSelections")
-        allowed: Iterable[str] = facet.fixed or ()
-        missing = [c for c in categories if c not in set(allowed)]
-        if missing:
-            known_here = count_categories(conn, ctx, facet, [visible_condition(conn, vis)])
-            missing = [c for c in missing if c not in known_here]
-        if missing:
-            listed = ", ".join(repr(m) for m in missing[:10])
-            raise BadRequest(
-                f"The facet '{name}' has no category {listed}; GET /search/facets lists them.",
-                ErrorCode.INVALID_FACET, field="facetSelections", unknown=missing,
-            )
-
-
 # ------------------------------------------------------------------------------ searching
 
 _SORTS: dict[str, Any] = {
@@ -421,22 +300,13 @@ class Plan:
     sort: list[tuple[str, bool]]
 
 
-def _order_by(conn: Connection, plan: Plan, score: Any) -> list[Any]:
-    postgres = conn.dialect.name == "postgresql"
-
-    def text_order(column: Any) -> Any:
-        return column.collate("C") if postgres else column
-
+def _ranking(plan: Plan, score: Any) -> Ranking:
     specs = list(plan.sort)
     if not specs:
         specs = [("name", True)] if isinstance(plan.node, Everything) else [("score", False)]
-    order: list[Any] = []
-    for prop, ascending in specs:
-        column = score if prop == "score" else _SORTS[prop]
-        if prop in ("name", "resourcePath", "dataSourceName"):
-            column = text_order(column)
-        order.append((column.asc() if ascending else column.desc()).nulls_last())
-    return [*order, text_order(R.c.name).asc(), R.c.key.asc()]
+    keys = [(score if prop == "score" else _SORTS[prop], ascending,
+             prop in ("name", "resourcePath", "dataSourceName")) for prop, ascending in specs]
+    return Ranking(score, [*keys, (R.c.name, True, True), (R.c.key, True, False)])
 
 
 @dataclass
@@ -448,13 +318,14 @@ class Outcome:
 
 
 def search(conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan) -> Outcome:
-    """Run a checked search for a caller: the ordered matches and every facet's counts."""
+    """Run a checked search for a caller: the ordered matches and every facet's counts, in one
+    statement (:func:`~catalog_nb.server.store.facets.search_pass`)."""
     visible = visible_condition(conn, vis)
     match = matching(conn, plan.node)
     base = [visible] + ([match.condition] if match.condition is not None else [])
     chosen = {name: selection_condition(conn, ctx, ctx.facets[name], cats)
               for name, cats in plan.selections.items()}
-    source: FromClause = _joined()
+    source: FromClause = joined()
     score: Any = literal(0.0)
     where = list(base)
     if match.ranked is not None:
@@ -466,51 +337,8 @@ def search(conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan) -> 
         else:
             source = source.outerjoin(ranked, ranked.c.resource_key == R.c.key)
             score = func.coalesce(ranked.c.score, 0.0)
-    query = (
-        select(R.c.key, score.label("score")).select_from(source)
-        .where(*where, *chosen.values())
-        .order_by(*_order_by(conn, plan, score))
-    )
-    matches = [[str(k), float(s or 0.0)] for k, s in conn.execute(query)]
-    results = []
-    totals: dict[frozenset[str], int] = {frozenset(chosen): len(matches)}
-    for name, facet in ctx.facets.items():
-        others = frozenset(n for n in chosen if n != name)
-        facet_where = [*base, *(chosen[n] for n in others)]
-        if others not in totals:
-            totals[others] = count_matching(conn, facet_where)
-        counts = count_categories(conn, ctx, facet, facet_where)
-        results.append({
-            "name": name, "displayName": facet.display_name, "totalCount": totals[others],
-            "categoryCounts": ordered(counts, facet),
-            "selectedCategories": list(plan.selections.get(name, [])),
-        })
-    return Outcome(matches, results)
-
-
-def facet_catalogue(conn: Connection, vis: Visibility, ctx: FacetContext) -> list[dict[str, Any]]:
-    """Every facet with the categories that hold at least one visible resource."""
-    visible = [visible_condition(conn, vis)]
-    return [
-        {"facetName": name, "displayName": facet.display_name,
-         "facetCategories": list(ordered(count_categories(conn, ctx, facet, visible), facet))}
-        for name, facet in ctx.facets.items()
-    ]
-
-
-def visible_rows(conn: Connection, vis: Visibility, keys: Sequence[str]) -> dict[str, Any]:
-    """The rows (with their source) of those of ``keys`` the caller still sees, by key."""
-    if not keys:
-        return {}
-    query = (
-        select(R, S.c.name.label("source_name"), S.c.source_type.label("source_type"),
-               S.c.uri.label("source_uri"))
-        .join(S, S.c.key == R.c.data_source_key)
-        .where(R.c.key.in_(list(keys)), visible_condition(conn, vis))
-    )
-    result = conn.execute(query)
-    names = list(result.keys())
-    return {row[0]: dict(zip(names, row, strict=True)) for row in result}
+    found = search_pass(conn, ctx, where, chosen, source=source, ranking=_ranking(plan, score))
+    return Outcome(found.matches, facet_results(ctx, found.facets, plan.selections))
 
 
 # ------------------------------------------------------------------------ stored results
@@ -542,7 +370,10 @@ def save(
 def load(conn: Connection, token: str, key: str | None) -> dict[str, Any]:
     """The session's stored result named ``key``, or its latest; 400 ``NO_SEARCH`` / 404."""
     X = stored_searches
-    query = select(X).where(X.c.token_hash == _session(token))
+    # The ordered keys as text, decoded by orjson: 100,000 matches are a few MB of JSON, read
+    # again for every page.
+    query = select(*[cast(c, Text).label("ordered") if c is X.c.ordered else c for c in X.c]
+                   ).where(X.c.token_hash == _session(token))
     if key is None:
         row = conn.execute(
             query.order_by(X.c.created_ms.desc(), X.c.key.desc()).limit(1)
@@ -552,9 +383,15 @@ def load(conn: Connection, token: str, key: str | None) -> dict[str, Any]:
                 "There is no search to page through; start one with POST /search/new "
                 "(or /search/runFacet).", ErrorCode.NO_SEARCH,
             )
-        return dict(row)
+        return _decoded(row)
     row = conn.execute(query.where(X.c.key == key)).mappings().first()
     if row is None:
         raise NotFound(f"There is no search with key '{key}' in your session.",
                        ErrorCode.SEARCH_NOT_FOUND)
-    return dict(row)
+    return _decoded(row)
+
+
+def _decoded(row: Any) -> dict[str, Any]:
+    found = dict(row)
+    found["ordered"] = loads_many([found["ordered"]])[0]
+    return found

@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import Unauthorized
-from catalog_nb.server.store.schema import sessions
+from catalog_nb.server.store.schema import sessions, store_generations
 
 #: How stale ``last_seen_ms`` may get before a request refreshes it; saves a write per read.
 TOUCH_INTERVAL_MS = 30_000
@@ -47,10 +48,35 @@ def open_session(conn: Connection, user_key: str, client: str | None, now: int) 
     return token
 
 
-def resolve(
-    conn: Connection, token: str | None, policy: SessionPolicy, now: int
-) -> tuple[str, bool]:
-    """(user key, whether last-seen needs a refresh) of a live session.
+def _generation(name: str) -> Any:
+    G = store_generations
+    return select(G.c.generation).where(G.c.name == name).scalar_subquery().label(name)
+
+
+#: Every request runs it: built once (building a statement costs more than running it).
+_RESOLVE = select(
+    sessions.c.user_key, sessions.c.created_ms, sessions.c.last_seen_ms,
+    _generation("auth"), _generation("catalog"),
+).where(sessions.c.token_hash == bindparam("token_hash"))
+
+
+@dataclass(frozen=True)
+class LiveSession:
+    """A live session as one request sees it, with the store's generations read in the same
+    statement (``schema.store_generations``; None in a store without them: nothing read from it
+    may then be cached)."""
+
+    user_key: str
+    #: Whether ``last_seen_ms`` is old enough that the request should refresh it.
+    stale: bool
+    #: Changes to users, roles and grants so far.
+    generation: int | None
+    #: Changes to the rest of the catalog so far.
+    catalog_generation: int | None = None
+
+
+def resolve(conn: Connection, token: str | None, policy: SessionPolicy, now: int) -> LiveSession:
+    """The live session of ``token``, with the store's generations, in one statement.
 
     401 for a missing, unknown, ended or expired session. Reads only, so the common case costs
     no write; expired rows are purged at the next login.
@@ -60,19 +86,20 @@ def resolve(
             "You are not logged in; log in with POST /api/v2/login and send the session cookie.",
             ErrorCode.AUTHENTICATION_REQUIRED,
         )
-    row = conn.execute(
-        select(sessions).where(sessions.c.token_hash == _hash(token))
-    ).mappings().first()
+    row = conn.execute(_RESOLVE, {"token_hash": _hash(token)}).first()
     if row is None:
         raise Unauthorized(
             "Your session is not valid (it ended or was never issued); log in again.",
             ErrorCode.AUTHENTICATION_REQUIRED,
         )
-    if now - row["last_seen_ms"] > policy.idle_ms or now - row["created_ms"] > policy.max_ms:
+    user_key, created_ms, last_seen_ms, auth, catalog = row
+    if now - last_seen_ms > policy.idle_ms or now - created_ms > policy.max_ms:
         raise Unauthorized("Your session has expired; log in again.", ErrorCode.SESSION_EXPIRED)
     # Refresh well within the idle timeout, even when that timeout is shorter than the interval.
     refresh_after = min(TOUCH_INTERVAL_MS, policy.idle_ms // 4)
-    return str(row["user_key"]), now - row["last_seen_ms"] > refresh_after
+    return LiveSession(str(user_key), now - last_seen_ms > refresh_after,
+                       None if auth is None else int(auth),
+                       None if catalog is None else int(catalog))
 
 
 def touch(conn: Connection, token: str, now: int) -> None:

@@ -19,6 +19,7 @@ from catalog_nb.server.confusables import canonical_name
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
 from catalog_nb.server.store import roles as role_store
 from catalog_nb.server.store.common import (
+    chunks,
     claim_name,
     fold,
     lock_memberships,
@@ -27,7 +28,7 @@ from catalog_nb.server.store.common import (
     now_ms,
     unique_name,
 )
-from catalog_nb.server.store.schema import user_roles, users
+from catalog_nb.server.store.schema import roles, user_roles, users
 
 #: User columns a create or update may set (store names).
 USER_COLUMNS = ("name", "description", "rich_description", "attributes", "prefilters_enabled")
@@ -60,17 +61,24 @@ class UserRecord:
 
 
 def _with_roles(conn: Connection, rows: Iterable[Any]) -> list[UserRecord]:
+    """Users with the roles they hold, in two queries whatever their number: their roles
+    (joined through user_roles, never every role of the catalog), then those roles' grants."""
     found = [UserRecord(**{k: v for k, v in row.items() if k != "name_fold"}) for row in rows]
     if not found:
         return found
     by_key = {u.key: u for u in found}
-    all_roles = {r.key: r for r in role_store.list_all(conn)}
-    links = conn.execute(
-        select(user_roles).where(user_roles.c.user_key.in_(list(by_key)))
-    ).mappings()
+    links: list[Any] = []
+    for keys in chunks(list(by_key)):
+        links.extend(conn.execute(
+            select(user_roles.c.user_key, user_roles.c.assigned_by, *roles.c)
+            .join(roles, roles.c.key == user_roles.c.role_key)
+            .where(user_roles.c.user_key.in_(keys))
+        ).mappings())
+    role_rows = {link["key"]: {c.name: link[c.name] for c in roles.c} for link in links}
+    held = {r.key: r for r in role_store.records(conn, role_rows.values())}
     for link in links:
         user = by_key[link["user_key"]]
-        role = all_roles[link["role_key"]]
+        role = held[link["key"]]
         user.roles.append(role)
         user.assigned_by[role.name] = link["assigned_by"]
     for user in found:
@@ -100,8 +108,10 @@ def get(conn: Connection, key: str) -> UserRecord:
     return record
 
 
-def find_by_name(conn: Connection, name: str, *, normalise: bool = False) -> UserRecord | None:
-    """The user with this name (case-insensitive), or None.
+def find_by_name(conn: Connection, name: str, *, normalise: bool = False,
+                 roles: bool = True) -> UserRecord | None:
+    """The user with this name (case-insensitive), or None; without their roles when ``roles``
+    is False (one query instead of three: a login needs only the name and the password).
 
     Exactly the name given unless ``normalise``, which also finds it by its NFKC form
     (``admin`` in fullwidth letters finds ``admin``). Login looks names up exactly on purpose:
@@ -111,7 +121,9 @@ def find_by_name(conn: Connection, name: str, *, normalise: bool = False) -> Use
     """
     forms = name_forms(name) if normalise else [fold(name)]
     query = select(users).where(users.c.name_fold.in_(forms))
-    found = _with_roles(conn, conn.execute(query).mappings())
+    rows = conn.execute(query).mappings()
+    found = _with_roles(conn, rows) if roles else [
+        UserRecord(**{k: v for k, v in row.items() if k != "name_fold"}) for row in rows]
     # The canonical form first: an older user stored as typed is found only by that spelling.
     rank = {form: i for i, form in enumerate(forms)}
     found.sort(key=lambda u: rank.get(fold(u.name), len(forms)))

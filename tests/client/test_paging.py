@@ -1,0 +1,187 @@
+"""The metadata reader of the client (``client/paging.py``): cursors, the Link header that lets
+the next page travel while this one is decoded, the offset fallback, ``limit``, the paused
+collector; and ``cat.resources()`` against a real service, paging by cursor."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import uuid
+import warnings
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from catalog_nb.client import Catalog, TruncatedResultWarning, connect
+from catalog_nb.client.paging import gc_paused, link_cursor, read_metadata
+from catalog_nb.client.resource_frames import RESOURCE_COLUMNS, frame_records, resources_frame
+from tests.conftest import Server
+from tests.server.lake import profile_many
+
+ROWS = [{"key": f"k{i:03d}", "name": f"n{i}"} for i in range(10)]
+
+
+def cursor_pages(size: int) -> dict[str | None, dict[str, Any]]:
+    """A service's cursor pages of ROWS: cursor -> page."""
+    pages: dict[str | None, dict[str, Any]] = {}
+    for at in range(0, len(ROWS), size):
+        after = f"c{at + size}" if at + size < len(ROWS) else None
+        pages[f"c{at}" if at else None] = {"list": ROWS[at:at + size], "totalCount": 99,
+                                           "nextCursor": after}
+    return pages
+
+
+def test_cursors_are_followed_until_null() -> None:
+    pages = cursor_pages(3)
+    asked: list[tuple[int, int, str | None]] = []
+
+    def fetch(start: int, size: int, cursor: str | None) -> dict[str, Any]:
+        asked.append((start, size, cursor))
+        return pages[cursor]
+
+    records, total = read_metadata(fetch, page_size=3, limit=None, progress=False,
+                                   description="t")
+    assert records == ROWS and total == 99  # a stale totalCount does not cut the read short
+    assert [c for _, _, c in asked] == [None, "c3", "c6", "c9"]
+
+
+class FakeResponse:
+    """What ``requests`` gives: ``links`` parsed from the Link header, and a body."""
+
+    def __init__(self, page: dict[str, Any]) -> None:
+        self.page = page
+        after = page["nextCursor"]
+        self.links = {"next": {"url": f"http://h/m?pageSize=3&cursor={after}"}} if after else {}
+
+
+def test_the_next_page_is_requested_from_the_link_before_this_one_is_decoded() -> None:
+    pages = cursor_pages(3)
+    started = {cursor: threading.Event() for cursor in pages}
+    fetched: list[str | None] = []
+
+    def fetch(start: int, size: int, cursor: str | None) -> FakeResponse:
+        fetched.append(cursor)
+        started[cursor].set()
+        return FakeResponse(pages[cursor])
+
+    def decode(response: FakeResponse) -> dict[str, Any]:
+        after = response.page["nextCursor"]
+        # A reader that fetched only after decoding would wait here in vain.
+        assert after is None or started[after].wait(10), f"{after} was not requested yet"
+        return response.page
+
+    records, _ = read_metadata(fetch, page_size=3, limit=None, progress=False, description="t",
+                               decode=decode)
+    assert records == ROWS and fetched == [None, "c3", "c6", "c9"]
+    assert link_cursor(FakeResponse(pages["c3"])) == "c6"
+    assert link_cursor(FakeResponse(pages["c9"])) is None
+
+
+def test_a_service_without_cursors_is_paged_by_start_without_repeats() -> None:
+    def fetch(start: int, size: int, cursor: str | None) -> dict[str, Any]:
+        assert cursor is None
+        # A row inserted before the second page shifts it by one: k002 comes again.
+        shifted = start - 1 if start else 0
+        return {"list": ROWS[shifted:shifted + size], "totalCount": len(ROWS)}
+
+    records, total = read_metadata(fetch, page_size=3, limit=None, progress=False,
+                                   description="t")
+    assert [r["key"] for r in records] == [r["key"] for r in ROWS]
+    assert total == 10
+
+
+def test_limit_stops_early() -> None:
+    pages = cursor_pages(3)
+    asked: list[str | None] = []
+
+    def fetch(start: int, size: int, cursor: str | None) -> dict[str, Any]:
+        asked.append(cursor)
+        return pages[cursor]
+
+    records, _ = read_metadata(fetch, page_size=3, limit=4, progress=False, description="t")
+    assert records == ROWS[:4] and asked == [None, "c3"]
+
+
+def test_the_collector_is_paused_inside_and_restored_after() -> None:
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # it was off: it stays off
+    finally:
+        gc.enable()
+
+
+@pytest.fixture(scope="module")
+def many(live_server: Server) -> str:
+    """A source of 250 resources on the shared server; its name."""
+    name = f"paged-{uuid.uuid4().hex[:8]}"
+    profile_many(live_server.store, name, 250, fields=1)
+    return name
+
+
+def test_resources_pages_by_cursor_into_the_same_frame(
+    live_server: Server, many: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cat: Catalog = connect(live_server.url, live_server.admin_user, live_server.admin_password,
+                           progress=False)
+    sent: list[dict[str, list[str]]] = []
+    original = cat.api.http.session.request
+
+    def spy(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        if "/dataresource/metadata" in url:
+            sent.append({k: [str(x) for x in (v if isinstance(v, list) else [v])]
+                         for k, v in (kwargs.get("params") or {}).items()})
+        return original(method, url, *args, **kwargs)
+
+    monkeypatch.setattr(cat.api.http.session, "request", spy)
+    try:
+        frame = cat.resources(many, page_size=40)
+        assert len(frame) == 250 and frame["key"].is_unique
+        assert list(frame.columns[:len(RESOURCE_COLUMNS)]) == [c.name for c in RESOURCE_COLUMNS]
+        assert frame["path"].tolist() == sorted(frame["path"])
+        assert len(sent) == 7 and "cursor" not in sent[0]
+        assert all("cursor" in params for params in sent[1:])
+        by_offset = pd.concat([
+            pd.DataFrame(cat.api.resource_metadata([f"data_source:{many}"], page_size=100,
+                                                   start=start)["list"])
+            for start in (0, 100, 200)
+        ])
+        assert frame["key"].tolist() == by_offset["key"].tolist()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cut = cat.resources(many, page_size=40, limit=50)
+        assert len(cut) == 50
+        assert any(issubclass(w.category, TruncatedResultWarning) for w in caught)
+    finally:
+        cat.close()
+
+
+def test_records_cut_down_for_the_frame_give_the_same_frame() -> None:
+    record = {
+        "key": "k1", "dataSourceName": "s", "resourcePath": "a/b.csv", "name": "b.csv",
+        "resourceType": "resource_type_file", "fileFormat": "csv", "rowCount": 0,
+        "timeOfLastProfile": None, "fieldCount": 3, "resourceSize": 10, "partitionCount": 0,
+        "resourceState": "OK", "status": "BROWSED", "errorMsg": None, "owner": "ana",
+        "description": "d", "dataSetVirtualFolders": ["vf"], "favorite": True,
+        "averageRating": 4.5, "ratingCount": 2, "timeOfResourceChange": 1_700_000_000_000,
+        "timeOfLastRefresh": None, "timeOfCreation": 1, "timeOfLastChange": 2,
+        "customProperties": [{"name": "team", "type": "STRING", "value": "x"}],
+        "fields": [{"name": "id"}], "tagAssociationViewList": [
+            {"field": None, "state": "ACCEPTED", "tagFullName": "D.T"}],
+        "canRunJob": True, "detailedStatus": [{"stageName": "browse"}], "sourceDetails": {},
+    }
+    definitions = [{"name": "team", "type": "STRING"}]
+    full = resources_frame([record], definitions=definitions, fields=True, tags=True)
+    cut = resources_frame(frame_records([record]), definitions=definitions, fields=True,
+                          tags=True)
+    pd.testing.assert_frame_equal(full, cut)
+    assert "canRunJob" not in frame_records([record])[0]

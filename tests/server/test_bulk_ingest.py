@@ -1,0 +1,230 @@
+"""``ingest.record_profiles`` (the batch form the bulk fixture uses) writes exactly the rows that
+``ingest.record_profile`` (what a profiling job calls per resource) writes.
+
+The same profiles go into two fresh stores, one resource at a time into the first and in
+batches into the second, in three rounds: new resources (one failing), the same paths profiled
+again after people annotated fields and tagged a resource (some fields renamed, one profile now
+failing), and a mix of new and known paths. After each round every table of both stores is
+compared row by row, generated keys replaced by the paths they name and times left out, and so
+are the keyword index's own rows (FTS5 on SQLite, the ``tsvector`` on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Connection, select, text, update
+
+from catalog_nb.server.profiling import FieldProfile, ResourceProfile, build_sketch
+from catalog_nb.server.search.query import parse_basic
+from catalog_nb.server.store import Store, ingest
+from catalog_nb.server.store import search as search_store
+from catalog_nb.server.store.schema import (
+    data_resources,
+    data_sources,
+    metadata,
+    resource_fields,
+    search_facet_values,
+    tag_associations,
+    tag_domains,
+    tags,
+)
+from tests.benchmarks.catalog_fixture import create_source, synthetic_profile, write_catalog
+from tests.conftest import PG_URL, TEST_APPLICATION, new_pg_database
+
+#: Columns holding the time of the write, or a key the store generates.
+TIMES = {"created_ms", "changed_ms", "time_of_last_refresh", "time_of_last_profile",
+         "applied_ms", "doc_id"}
+#: Tables that count write transactions (for caches), not what was written.
+BOOKKEEPING = {"store_generations"}
+#: Tables whose key column is generated (compared by the rest of the row).
+GENERATED_KEYS = {"data_resources", "tag_associations", "audit_events", "tags", "tag_domains",
+                  "data_sources", "roles", "users"}
+
+
+@pytest.fixture
+def two_stores(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Store, Store]]:
+    """Two fresh, migrated stores on the backend under test."""
+    drops: list[Callable[[], None]] = []
+    urls = []
+    for name in ("one", "batch"):
+        if PG_URL:
+            url, drop = new_pg_database(f"{request.node.nodeid} ({name})")
+            drops.append(drop)
+        else:
+            url = f"sqlite:///{tmp_path / name}.sqlite3"
+        urls.append(url)
+    stores = [Store(url, application_name=TEST_APPLICATION) for url in urls]
+    try:
+        for store in stores:
+            store.migrate()
+        yield stores[0], stores[1]
+    finally:
+        for store in stores:
+            store.dispose()
+        for drop in drops:
+            drop()
+
+
+def _sketched(profile: ResourceProfile, index: int) -> ResourceProfile:
+    """The profile with value sketches on its first two fields, as profiling writes them."""
+    fields = [
+        dataclasses.replace(f, sketch=build_sketch(f"v{index}-{position}-{n}" for n in range(40)))
+        if position < 2 else f
+        for position, f in enumerate(profile.fields)
+    ]
+    return dataclasses.replace(profile, fields=fields)
+
+
+def _first_round() -> list[ResourceProfile]:
+    profiles = [_sketched(synthetic_profile(i, 4), i) for i in range(40)]
+    failing = dataclasses.replace(synthetic_profile(40, 4), fields=[]).fail("cannot parse")
+    return [*profiles, failing]
+
+
+def _second_round() -> list[ResourceProfile]:
+    again = []
+    for i in range(0, 40, 2):
+        profile = synthetic_profile(i, 5)
+        if i % 4 == 0:  # a column renamed: people's words on it are not carried over
+            renamed = FieldProfile("renamed", profile.fields[0].data_type, False,
+                                   dict(profile.fields[0].properties))
+            profile = dataclasses.replace(profile, fields=[renamed, *profile.fields[1:]])
+        again.append(profile)
+    broken = dataclasses.replace(synthetic_profile(6, 4), fields=[]).fail("truncated file")
+    return [*[p for p in again if p.path != broken.path], broken]
+
+
+def _third_round() -> list[ResourceProfile]:
+    return [synthetic_profile(i, 3) for i in (1, 3, 5, *range(41, 61))]
+
+
+def _annotate(store: Store, source_key: str) -> None:
+    """What people write between two profiles: field words and a tag on a resource."""
+    R, F = data_resources, resource_fields
+    with store.write() as conn:
+        keys = dict(conn.execute(select(R.c.path, R.c.key).where(
+            R.c.data_source_key == source_key)).all())
+        for i in (0, 2, 4):
+            path = synthetic_profile(i, 4).path
+            conn.execute(update(F).where(F.c.resource_key == keys[path]).values(
+                description=f"described {i}", display_name=f"Shown {i}"))
+        conn.execute(tag_domains.insert().values(
+            key="dom", name="Dom", name_fold="dom", immutable=False, created_ms=1, changed_ms=1))
+        conn.execute(tags.insert().values(
+            key="tag", domain_key="dom", parent_scope="", name="Pii", name_fold="pii",
+            full_name="Dom.Pii", tag_state="VALUE", state="ACCEPTED", synonyms=["personal"],
+            sensitivity="CONFIDENTIAL", created_ms=1, changed_ms=1))
+        tagged = keys[synthetic_profile(2, 4).path]
+        conn.execute(tag_associations.insert().values(
+            key="assoc", resource_key=tagged, field_scope="", tag_key="tag", state="ACCEPTED",
+            rules=[], created_ms=1, changed_ms=1))
+        search_store.refresh(conn, [tagged])
+
+
+def _record_one_by_one(store: Store, source_key: str, profiles: list[ResourceProfile]) -> None:
+    for profile in profiles:
+        with store.write() as conn:
+            ingest.record_profile(conn, source_key, profile, run_id="run")
+
+
+def _record_in_batches(store: Store, source_key: str, profiles: list[ResourceProfile]) -> None:
+    for start in range(0, len(profiles), 15):
+        with store.write() as conn:
+            ingest.record_profiles(conn, source_key, profiles[start:start + 15], run_id="run")
+
+
+def _snapshot(conn: Connection) -> dict[str, list[str]]:
+    """Every table's rows, sorted, generated keys replaced by what they name, times dropped."""
+    names: dict[str, str] = {}
+    for key, path in conn.execute(select(data_resources.c.key, data_resources.c.path)):
+        names[str(key)] = f"<resource {path}>"
+    for key, name in conn.execute(select(data_sources.c.key, data_sources.c.name)):
+        names[str(key)] = f"<source {name}>"
+    tables: dict[str, list[str]] = {}
+    for table in metadata.sorted_tables:
+        if table.name in BOOKKEEPING:
+            continue
+        rows = []
+        for row in conn.execute(select(table)).mappings():
+            kept = {}
+            for column, value in row.items():
+                if column in TIMES or (column == "key" and table.name in GENERATED_KEYS):
+                    continue
+                if column == "detailed_status":
+                    value = [{k: v for k, v in stage.items() if k not in ("startTime", "endTime")}
+                             for stage in value]
+                kept[column] = names.get(value, value) if isinstance(value, str) else value
+            rows.append(repr(sorted(kept.items())))
+        tables[table.name] = sorted(rows)
+    tables["<keyword index>"] = _index_rows(conn, names)
+    return tables
+
+
+def _index_rows(conn: Connection, names: dict[str, str]) -> list[str]:
+    """The engine's own index rows, by the resource they index."""
+    if conn.dialect.name == "postgresql":
+        query = text("SELECT resource_key, tsv::text FROM search_documents")
+    else:
+        query = text("SELECT d.resource_key, f.name || '|' || f.path || '|' || f.tags || '|' || "
+                     "f.fields || '|' || f.descriptions || '|' || f.custom "
+                     "FROM search_fts f JOIN search_documents d ON d.doc_id = f.rowid")
+    return sorted(f"{names[str(k)]}: {v}" for k, v in conn.execute(query))
+
+
+def _compare(one: Store, batch: Store) -> None:
+    with one.read() as a, batch.read() as b:
+        left, right = _snapshot(a), _snapshot(b)
+    assert left.keys() == right.keys()
+    for table in left:
+        assert left[table] == right[table], f"table {table} differs"
+    assert len(left["data_resources"]) > 0 and len(left["search_documents"]) > 0
+    assert len(left["<keyword index>"]) == len(left["search_documents"])
+
+
+def test_batch_writes_the_rows_one_by_one_writes(two_stores: tuple[Store, Store]) -> None:
+    one, batch = two_stores
+    source_one, source_batch = create_source(one), create_source(batch)
+    _record_one_by_one(one, source_one, _first_round())
+    _record_in_batches(batch, source_batch, _first_round())
+    _compare(one, batch)
+
+    _annotate(one, source_one)
+    _annotate(batch, source_batch)
+    _record_one_by_one(one, source_one, _second_round())
+    _record_in_batches(batch, source_batch, _second_round())
+    _compare(one, batch)
+    with batch.read() as conn:  # the tag's facet row survived the second profile
+        assert conn.execute(select(search_facet_values.c.category)).scalars().all() == [
+            "Dom.Pii"]
+    with batch.read() as conn:  # people's words survived where the field kept its name
+        described = conn.execute(select(resource_fields.c.name).where(
+            resource_fields.c.description == "described 2")).scalars().all()
+    assert sorted(described) == ["col_2", "col_3", "col_4", "col_5"]
+
+    _record_one_by_one(one, source_one, _third_round())
+    _record_in_batches(batch, source_batch, _third_round())
+    _compare(one, batch)
+
+
+def test_the_bulk_fixture_is_searchable_like_a_profiled_catalog(store: Store) -> None:
+    write_catalog(store, 400, 4)
+    with store.read() as conn:
+        count = conn.execute(text("SELECT count(*) FROM data_resources")).scalar_one()
+        facets = dict(conn.execute(text(
+            "SELECT facet_sensitivity, count(*) FROM data_resources "
+            "WHERE facet_field_types > 0 GROUP BY facet_sensitivity")).all())
+        matched = conn.execute(select(search_store.R.c.key).where(
+            search_store.matching(conn, parse_basic("area07", partial=False)).condition)).all()
+    assert count == 400
+    assert facets == {"NONE": 400}
+    assert len(matched) == 20  # one resource in 20 lives under area07
+
+
+def test_a_path_given_twice_is_refused(store: Store) -> None:
+    source = create_source(store)
+    with store.write() as conn, pytest.raises(ValueError, match="more than once"):
+        ingest.record_profiles(conn, source, [synthetic_profile(1, 2), synthetic_profile(1, 2)])

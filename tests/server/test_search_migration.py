@@ -1,0 +1,60 @@
+"""Schema version 7: a store whose field data types and sensitivities are rows of
+``search_facet_values`` (as version 6 kept them) gets them as resource columns, read through the
+covering index ``ix_resources_facets``; its tags stay where they were."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, insert, inspect, select, text
+
+from catalog_nb.server.search.facets import FIELD_TYPE_BITS
+from catalog_nb.server.store import Store
+from catalog_nb.server.store.migrations import LATEST
+from catalog_nb.server.store.schema import data_resources, schema_version, search_facet_values
+from tests.benchmarks.catalog_fixture import tag_catalog, write_catalog
+from tests.conftest import TEST_APPLICATION
+
+R, FV = data_resources, search_facet_values
+
+
+def _as_version_6(store: Store) -> None:
+    """Put the dense facets back into rows and drop what version 7 added."""
+    with store.write() as conn:
+        rows = conn.execute(select(R.c.key, R.c.facet_field_types, R.c.facet_sensitivity)).all()
+        conn.execute(insert(FV), [
+            {"resource_key": key, "facet": "fieldDataType", "category": name}
+            for key, held, _ in rows for name, bit in FIELD_TYPE_BITS.items() if held & bit])
+        conn.execute(insert(FV), [
+            {"resource_key": key, "facet": "sensitivity", "category": sensitivity}
+            for key, _, sensitivity in rows])
+        conn.exec_driver_sql("DROP INDEX ix_resources_facets")
+        for column in ("facet_field_types", "facet_sensitivity"):
+            conn.exec_driver_sql(f"ALTER TABLE data_resources DROP COLUMN {column}")
+        conn.execute(delete(schema_version).where(schema_version.c.version > 6))
+
+
+def test_a_version_6_store_gets_its_dense_facets_as_columns(store_url: str) -> None:
+    with Store(store_url, application_name=TEST_APPLICATION) as store:
+        store.migrate()
+        source = write_catalog(store, 60, 4, analyze=False)
+        tag_catalog(store, source, tags=3)
+        with store.read() as conn:
+            before = conn.execute(select(R.c.key, R.c.facet_field_types, R.c.facet_sensitivity)
+                                  .order_by(R.c.key)).all()
+            tags = conn.execute(select(FV).order_by(*FV.c)).all()
+        assert {s for _, _, s in before} == {"CONFIDENTIAL", "NONE"}
+        _as_version_6(store)
+
+        assert store.migrate() == LATEST
+        with store.read() as conn:
+            after = conn.execute(select(R.c.key, R.c.facet_field_types, R.c.facet_sensitivity)
+                                 .order_by(R.c.key)).all()
+            left = conn.execute(select(FV).order_by(*FV.c)).all()
+            indexes = {i["name"] for i in inspect(conn).get_indexes("data_resources")}
+            versions = conn.execute(select(schema_version.c.version)).scalars().all()
+            dense = conn.execute(text(
+                "SELECT count(*) FROM search_facet_values "
+                "WHERE facet IN ('fieldDataType', 'sensitivity')")).scalar_one()
+    assert after == before
+    assert left == tags and dense == 0
+    assert "ix_resources_facets" in indexes
+    assert sorted(versions) == list(range(1, LATEST + 1))

@@ -1,0 +1,259 @@
+"""The plans of the statements a search really issues start from its matches.
+
+A catalog of :data:`RESOURCES` resources (the bulk fixture, with tags on every resource) is
+served by a real server and analysed; each test calls a search endpoint over HTTP while a
+SQLAlchemy event records the statements the store sends, then asks the database how it runs
+them (``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN (FORMAT JSON)`` on PostgreSQL) and checks the
+plan: a keyword search is driven by the keyword index, reads resources by key from
+``ix_resources_facets`` (never the wide rows, never a scan), and reads the facet rows of its
+candidates by primary key, never the facet table whole or from its category index; a facet-only
+search reads the covering index, not the table. A plan that regresses (a dropped index, missing
+statistics, a rewrite that lets the planner walk the facet table) fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from sqlalchemy import event, select
+
+from catalog_nb.server.search.query import parse_basic
+from catalog_nb.server.security import Visibility
+from catalog_nb.server.store import facets as facet_store
+from catalog_nb.server.store import maintenance
+from catalog_nb.server.store import search as search_store
+from catalog_nb.server.store.schema import store_generations
+from tests.benchmarks.catalog_fixture import tag_catalog, write_catalog
+from tests.conftest import PG_URL, Http, Server
+from tests.server.helpers import PASSWORD, create_role, create_user
+
+#: Enough resources for the planners to choose: SQLite follows its statistics from a few
+#: thousand rows; PostgreSQL reads a table of 3,000 small rows whole rather than use an index.
+RESOURCES = 10_000 if PG_URL else 3000
+SELECTIONS = [
+    {"facetName": "fileFormat", "facetCategories": ["csv", "parquet"]},
+    {"facetName": "sizeRange", "facetCategories": ["<1 MB", "1-10 MB"]},
+    {"facetName": "tag", "facetCategories": ["bench.t3"]},
+]
+
+
+@dataclass
+class Catalog:
+    server: Server
+    admin: Http
+    analyst: Http
+
+
+@pytest.fixture(scope="module")
+def catalog(make_server: Callable[..., Server]) -> Catalog:
+    server = make_server()
+    source = write_catalog(server.store, RESOURCES, 4, analyze=False)
+    write_catalog(server.store, 200, 4, source="other_files", analyze=False)
+    tag_catalog(server.store, source)
+    maintenance.after_bulk_write(server.store, force=True)
+    admin = server.session()
+    role = create_role(admin, "plans-analyst", dataSourceKeys=[source])
+    create_user(admin, "plans-analyst-user", roles=[role["name"]])
+    return Catalog(server, admin, server.session("plans-analyst-user", PASSWORD))
+
+
+@contextmanager
+def issued(server: Server) -> Iterator[list[tuple[str, Any]]]:
+    """The statements (and parameters) the server's store sends while the block runs."""
+    found: list[tuple[str, Any]] = []
+    lock = threading.Lock()
+
+    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any,
+               _many: bool) -> None:
+        with lock:
+            found.append((statement, parameters))
+
+    engine = server.store.engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield found
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+@dataclass
+class Plan:
+    """A plan as (table, index or None, how: scan | search) steps, and its raw text."""
+
+    steps: list[tuple[str, str | None, str]]
+    text: str
+
+    def on(self, table: str) -> list[tuple[str | None, str]]:
+        """The steps on ``table`` (or an alias of it, ``table_1``)."""
+        return [(index, how) for t, index, how in self.steps
+                if t == table or re.fullmatch(rf"{table}_\d+", t)]
+
+
+def _sqlite_plan(detail: list[str]) -> Plan:
+    steps = []
+    for line in detail:
+        words = line.split()
+        if words[0] not in ("SCAN", "SEARCH") or len(words) < 2:
+            continue
+        table = words[1]
+        index = None
+        if "INDEX" in words:
+            index = words[words.index("INDEX") + 1]
+        elif "INTEGER PRIMARY KEY" in line:
+            index = "rowid"
+        steps.append((table, index, words[0].lower()))
+    return Plan(steps, "\n".join(detail))
+
+
+def _postgres_plan(tree: Any) -> Plan:
+    steps = []
+
+    def walk(node: dict[str, Any]) -> None:
+        relation = node.get("Relation Name")
+        if relation:
+            how = "scan" if node["Node Type"] == "Seq Scan" else "search"
+            steps.append((relation, node.get("Index Name"), how))
+        elif node.get("Index Name"):  # a Bitmap Index Scan names its index only
+            steps.append((f"<index {node['Index Name']}>", node["Index Name"], "search"))
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(tree[0]["Plan"])
+    return Plan(steps, json.dumps(tree, indent=1))
+
+
+def explain(server: Server, statement: str, parameters: Any) -> Plan:
+    """How the database runs a statement the store issued."""
+    with server.store.engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            raw = conn.exec_driver_sql(f"EXPLAIN (FORMAT JSON) {statement}", parameters)
+            return _postgres_plan(raw.scalar_one())
+        rows = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters).all()
+        return _sqlite_plan([str(row[-1]) for row in rows])
+
+
+def search_plan(catalog: Catalog, http: Http, path: str, body: dict[str, Any]) -> Plan:
+    """The plan of the one statement a search runs (matches and every facet's counts)."""
+    with issued(catalog.server) as statements:
+        response = http.post(path, json=body)
+        assert response.status_code == 201, response.text
+    passes = [(s, p) for s, p in statements if "candidates" in s]
+    assert len(passes) == 1, [s[:80] for s, _ in statements]
+    return explain(catalog.server, *passes[0])
+
+
+def is_postgres(catalog: Catalog) -> bool:
+    return catalog.server.store.dialect == "postgresql"
+
+
+def assert_starts_from_the_keyword(catalog: Catalog, plan: Plan, *,
+                                   restricted: bool = False) -> None:
+    """Keyword index first; resources by key from an index (the covering one on SQLite); the
+    candidates' facet rows by primary key: nothing read whole, no facet table walked.
+
+    ``restricted``: the caller sees most of the catalog through a list of data sources. For
+    the 500 matches of 10,000 resources PostgreSQL then prices a hash join over the whole
+    resource table below 500 index probes (and in memory the two are close): its plan may read
+    the resources whole, its keyword and facet reads stay the same.
+    """
+    assert_reads_facet_rows_by_key(catalog, plan)
+    if is_postgres(catalog):
+        assert ("<index ix_search_documents_tsv>", "ix_search_documents_tsv", "search") \
+            in plan.steps, plan.text
+        assert plan.on("data_resources"), plan.text
+        if not restricted:
+            assert ("data_resources", None, "scan") not in plan.steps, plan.text
+    else:
+        assert plan.steps[0][0] == "search_fts", plan.text
+        assert plan.on("data_resources") == [("ix_resources_facets", "search")], plan.text
+
+
+def assert_reads_facet_rows_by_key(catalog: Catalog, plan: Plan) -> None:
+    """The facet rows are read by the resource's key (the primary key): never scanned; on
+    SQLite never from the category index either. (PostgreSQL may find a selected tag's holders
+    from it: that reads the selection's rows, not the table.)"""
+    rows = plan.on("search_facet_values")
+    primary = "search_facet_values_pkey" if is_postgres(catalog) else (
+        "sqlite_autoindex_search_facet_values_1")
+    assert (primary, "search") in rows, plan.text
+    assert all(how == "search" for _, how in rows), plan.text
+    if not is_postgres(catalog):
+        assert {index for index, _ in rows} == {primary}, plan.text
+
+
+def test_a_keyword_search_with_facets_starts_from_the_keyword(catalog: Catalog) -> None:
+    plan = search_plan(catalog, catalog.admin, "/search/new",
+                       {"searchPhrase": "area07", "facetSelections": SELECTIONS})
+    assert_starts_from_the_keyword(catalog, plan)
+
+
+def test_a_keyword_search_without_facets_starts_from_the_keyword(catalog: Catalog) -> None:
+    plan = search_plan(catalog, catalog.admin, "/search/new", {"searchPhrase": "batch002 csv"})
+    assert_starts_from_the_keyword(catalog, plan)
+
+
+def test_an_analysts_keyword_search_starts_from_the_keyword(catalog: Catalog) -> None:
+    plan = search_plan(catalog, catalog.analyst, "/search/new",
+                       {"searchPhrase": "area07", "facetSelections": SELECTIONS[:2]})
+    assert_starts_from_the_keyword(catalog, plan, restricted=True)
+
+
+def test_a_facet_only_search_reads_the_covering_index_not_the_table(catalog: Catalog) -> None:
+    plan = search_plan(catalog, catalog.admin, "/search/runFacet",
+                       {"facetSelections": SELECTIONS})
+    assert_reads_facet_rows_by_key(catalog, plan)
+    if is_postgres(catalog):
+        # Most of the catalog is a candidate: PostgreSQL may read the table or the index.
+        assert plan.on("data_resources"), plan.text
+    else:
+        assert plan.on("data_resources") == [("ix_resources_facets", "scan")], plan.text
+
+
+def test_the_facet_catalogue_is_one_statement(catalog: Catalog) -> None:
+    with issued(catalog.server) as statements:
+        response = catalog.admin.get("/search/facets")
+        assert response.status_code == 200, response.text
+    passes = [(s, p) for s, p in statements if "candidates" in s]
+    assert len(passes) == 1
+    assert_reads_facet_rows_by_key(catalog, explain(catalog.server, *passes[0]))
+    listed = {f["facetName"]: f["facetCategories"] for f in response.json()["DATA_RESOURCE"]}
+    assert listed["tag"][:2] and set(listed["fieldDataType"]) == {
+        "LONG", "STRING", "DOUBLE", "DATE", "BOOLEAN"}
+
+
+def test_a_page_reads_its_resources_by_key(catalog: Catalog) -> None:
+    first = catalog.admin.post("/search/new", json={"searchPhrase": "area07"})
+    assert first.status_code == 201, first.text
+    with issued(catalog.server) as statements:
+        response = catalog.admin.post("/search/page", json={
+            "key": first.json()["key"], "pagingCriteria": {"start": 20, "size": 20}})
+        assert response.status_code == 201, response.text
+    reads = [(s, p) for s, p in statements if "FROM data_resources" in s]
+    assert reads
+    for statement, parameters in reads:
+        plan = explain(catalog.server, statement, parameters)
+        assert ("data_resources", None, "scan") not in plan.steps, plan.text
+
+
+
+def test_a_search_statement_counts_as_a_read(catalog: Catalog) -> None:
+    """The one statement of a search starts with WITH: the store must still take it for the
+    read it is (a write would bump the catalog's generation and empty every read cache)."""
+    store = catalog.server.store
+    generation = select(store_generations.c.generation).where(
+        store_generations.c.name == "catalog")
+    with store.read() as conn:
+        before = conn.execute(generation).scalar_one()
+        vis = Visibility(everything=True)
+        plan = search_store.Plan(parse_basic("area07", partial=False), {}, [])
+        found = search_store.search(conn, vis, facet_store.facet_context(conn, vis), plan)
+    with store.read() as conn:
+        after = conn.execute(generation).scalar_one()
+    assert len(found.matches) == (RESOURCES + 200) // 20 and after == before
