@@ -31,6 +31,7 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -120,7 +121,9 @@ def pair_texts(one: pa.Array, two: pa.Array) -> pa.Array:
 
 
 def infer_keys(fields: Sequence[FieldProfile], texts: Callable[[FieldProfile], pa.Array],
-               rows: int, complete: bool, k: int = DEFAULT_K) -> KeyInference:
+               rows: int, complete: bool, k: int = DEFAULT_K,
+               each: Callable[[Callable[[Any], Any], list[Any]], list[Any]] | None = None,
+               ) -> KeyInference:
     """The keys of a table of ``rows`` rows whose profile is ``fields``; ``texts(field)`` gives
     a field's canonical texts over the profiled rows (every row when ``complete``, else a
     sample: then no composite key is inferred, and identifier pairs are sketched from the
@@ -165,8 +168,9 @@ def infer_keys(fields: Sequence[FieldProfile], texts: Callable[[FieldProfile], p
         # Counted on dictionary codes (integers, not joined texts), in column order: the
         # sketched form makes (1, 2) and (2, 1) one pair.
         first, second = codes(one), codes(two)
-        combined = pa.array(first * (int(second.max(initial=0)) + 1) + second)
-        if pc.count_distinct(combined).as_py() == rows:
+        combined = first * (int(second.max(initial=0)) + 1) + second
+        # pandas' hash table: 1 ms for 80,000 pairs, where Arrow's count_distinct takes 6
+        if len(pd.unique(combined)) == rows:
             found.composite.append((one.name, two.name))
             joined[(one.name, two.name)] = pair_texts(of(one), of(two))
     ids = [f for f in candidates
@@ -175,7 +179,17 @@ def infer_keys(fields: Sequence[FieldProfile], texts: Callable[[FieldProfile], p
         if (one.name, two.name) not in joined:
             joined[(one.name, two.name)] = pair_texts(of(one), of(two))
     composite = set(found.composite)
-    for names, values in joined.items():
-        sketch = ValueSketch(k=k, sample_limit=0).add_texts(values.drop_null())
-        found.pairs[names] = PairSketch(sketch, names in composite)
+    def sketch(values: pa.Array) -> ValueSketch:
+        return ValueSketch(k=k, sample_limit=0).add_texts(values.drop_null())
+
+    # ``each`` may share the pairs among threads (the profiler's pool): Arrow and the hashing
+    # let go of the interpreter lock.
+    names = list(joined)
+    sketches = (each or _in_turn)(sketch, [joined[n] for n in names])
+    for pair, made in zip(names, sketches, strict=True):
+        found.pairs[pair] = PairSketch(made, pair in composite)
     return found
+
+
+def _in_turn(work: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    return [work(item) for item in items]

@@ -376,7 +376,8 @@ class TableProfiler:
 
         fields = _each(result, list(self._columns), size * len(self._columns))
         self.keys = infer_keys(fields, self._key_texts, self.row_count, not was_sampled,
-                               self._sketch_k)
+                               self._sketch_k,
+                               each=lambda work, items: _each(work, items, size * len(items)))
         for (first, second), pair in self.keys.pairs.items():
             owner = next(f for f in fields if f.name == first)
             if owner.sketch is not None:
