@@ -26,10 +26,10 @@ from starlette.routing import compile_path
 
 from catalog_nb.contract import API_PREFIX, ErrorCode, distribution_version
 from catalog_nb.server import runtime_config
-from catalog_nb.server.bootstrap import bootstrap
 from catalog_nb.server.callers import CallerCache
 from catalog_nb.server.edge import RequestGuard, error_response
 from catalog_nb.server.errors import ServiceError
+from catalog_nb.server.lifecycle import service
 from catalog_nb.server.read_cache import ReadCache
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.routes import (
@@ -157,36 +157,10 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Fa
             settings.store_url, busy_timeout=settings.store_busy_timeout_seconds,
             pool_size=settings.store_pool_size, max_overflow=settings.store_max_overflow,
         )
-        watcher = None
-        runner = None
-        try:
-            store.migrate()
-            with store.write() as conn:
-                bootstrap(conn, settings)
+        with service(store, settings, app.state.runtime_config, run_jobs=run_jobs) as runner:
             app.state.store = store
-            # Stored /config values win over the environment; applied before any job starts.
-            watcher = runtime_config.start(store, app.state.runtime_config)
-            if run_jobs:
-                # Imported here: a process that runs no jobs never loads the profiling
-                # libraries (pandas, pyarrow, polars...), which is most of a start-up.
-                from catalog_nb.server.jobs import JobRunner
-
-                # Jobs left RUNNING by a stopped process fail, QUEUED ones run (server/jobs.py).
-                runner = JobRunner(store, settings, app.state.runtime_config.startup).start()
-        except BaseException:
-            # A start that fails half-way must not leave the pool or the watcher behind.
-            if watcher is not None:
-                watcher.stop()
-            store.dispose()
-            raise
-        app.state.jobs = runner
-        try:
+            app.state.jobs = runner
             yield
-        finally:
-            watcher.stop()
-            if runner is not None:
-                runner.stop()
-            store.dispose()
 
     app = FastAPI(
         title="catalog_nb — Metadata Catalog Service",

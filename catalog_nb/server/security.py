@@ -42,6 +42,10 @@ def hash_password(password: str) -> str:
     digest = hashlib.scrypt(
         password.encode(), salt=salt, n=_SCRYPT_N, r=_SCRYPT_R, p=_SCRYPT_P, dklen=32
     )
+    return _stored_form(salt, digest)
+
+
+def _stored_form(salt: bytes, digest: bytes) -> str:
     b64 = base64.b64encode
     return f"scrypt${_SCRYPT_N}${_SCRYPT_R}${_SCRYPT_P}${b64(salt).decode()}${b64(digest).decode()}"
 
@@ -74,11 +78,7 @@ def verify_password(password: str, stored: str | None) -> bool:
 #: What a missing hash is checked against: a hash of the usual form with a random salt, so the
 #: check costs one scrypt like a real one; its random digest matches no password. Made without
 #: hashing anything: a real hash here would cost a scrypt at every import of the service.
-_DUMMY_HASH = "$".join((
-    "scrypt", str(_SCRYPT_N), str(_SCRYPT_R), str(_SCRYPT_P),
-    base64.b64encode(secrets.token_bytes(16)).decode(),
-    base64.b64encode(secrets.token_bytes(32)).decode(),
-))
+_DUMMY_HASH = _stored_form(secrets.token_bytes(16), secrets.token_bytes(32))
 
 
 @dataclass(frozen=True)

@@ -112,11 +112,10 @@ def serve(settings: Settings, *, host: str, port: int, workers: int,
           log_level: str = "info") -> None:
     """Serve the catalog with ``workers`` worker processes until interrupted (see the module
     docstring); returns once every worker and the job runner have stopped."""
-    from catalog_nb.server import runtime_config
-    from catalog_nb.server.bootstrap import bootstrap
     from catalog_nb.server.job_process import new_turns_counter
-    from catalog_nb.server.jobs import JobRunner
-    from catalog_nb.server.store import Store, share_write_turns
+    from catalog_nb.server.lifecycle import service
+    from catalog_nb.server.runtime_config import RuntimeConfig
+    from catalog_nb.server.store import Store
 
     store = Store(settings.store_url, busy_timeout=settings.store_busy_timeout_seconds,
                   pool_size=1, max_overflow=2, application_name="catalog-nb supervisor")
@@ -124,19 +123,11 @@ def serve(settings: Settings, *, host: str, port: int, workers: int,
         store.dispose()
         raise ValueError("An in-memory store lives in one process: serve it with one worker, "
                          "or give --db-url / --data-dir a database that workers can share.")
+    # The runner shares the counter with this process's writers while it runs.
     turns = new_turns_counter() if store.dialect == "sqlite" else None
-    watcher = runner = None
-    try:
-        store.migrate()
-        with store.write() as conn:
-            bootstrap(conn, settings)
+    with service(store, settings, RuntimeConfig(settings), turns=turns,
+                 poll_seconds=JOB_POLL_SECONDS):
         _check_connections(store, settings, workers)
-        if turns is not None:
-            share_write_turns(store.url, turns)
-        runtime = runtime_config.RuntimeConfig(settings)
-        watcher = runtime_config.start(store, runtime)
-        runner = JobRunner(store, settings, runtime.startup, turns=turns,
-                           poll_seconds=JOB_POLL_SECONDS).start()
         config = WorkerConfig(settings, turns, host=host, port=port, workers=workers,
                               log_level=log_level, log_config=_log_config())
         listening = config.bind_socket()
@@ -150,11 +141,3 @@ def serve(settings: Settings, *, host: str, port: int, workers: int,
             Multiprocess(config, sockets=[listening]).run()
         finally:
             listening.close()
-    finally:
-        if runner is not None:
-            runner.stop()
-        if watcher is not None:
-            watcher.stop()
-        if turns is not None:
-            share_write_turns(store.url, None)
-        store.dispose()

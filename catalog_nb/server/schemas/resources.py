@@ -204,15 +204,6 @@ def _constants(ctx: Shaping) -> bytes:
     return dumps(same)[1:-1]
 
 
-#: The properties each resource gets from other tables, the caller or its stages (besides
-#: the store's own in SQL and the page's constants).
-ROW_PROPERTIES = (
-    "score", "customProperties", "canRunJob", "dataSetMember", "favorite", "processedTime",
-    "averageRating", "ratingCount", "dataSourceUri", "runId", "sensitivity",
-    "dataSetVirtualFolders", "joinConditions", "detailedStatus", "memberPaths", "sourceDetails",
-)
-
-
 def resource_out(row: Mapping[str, Any], ctx: Shaping) -> orjson.Fragment:
     """The DataResource JSON of a resource row read by the store (with its ``wire`` JSON).
 
@@ -294,9 +285,18 @@ def _with_lists(out: dict[str, Any], row: Mapping[str, Any], ctx: Shaping) -> di
     return out
 
 
+def _all_properties() -> frozenset[str]:
+    """Every property name of the full wire form, read off the builder so they cannot drift:
+    a resource built from a row whose database part names every wire column."""
+    row: dict[str, Any] = {
+        "key": "k", "data_source_key": "s", "path": "p", "name": "n", "resource_type": "t",
+        "source_name": "s", "detailed_status": [], "extra": {}, "source_type": None,
+        "source_uri": None, "wire": orjson.dumps(dict.fromkeys(WIRE_COLUMNS)).decode(),
+    }
+    caller = Caller(key="k", name="n", roles=())
+    ctx = Shaping(caller=caller, vis=Visibility(everything=True), fields={}, tags=True)
+    return frozenset(orjson.loads(orjson.dumps(resource_out(row, ctx))))
+
+
 #: Every property name of the full wire form (with fields and tags), for the PUT checks.
-WIRE_PROPERTIES = frozenset(
-    (*WIRE_COLUMNS, *ROW_PROPERTIES, *orjson.loads(b"{" + _constants(
-        Shaping(caller=Caller(key="k", name="n", roles=()), vis=Visibility(everything=True))
-    ) + b"}"), "fields", "tagAssociationViewList")
-)
+WIRE_PROPERTIES = _all_properties()

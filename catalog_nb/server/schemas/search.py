@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from catalog_nb.server.schemas.common import Payload
+from catalog_nb.server.schemas.paging import MAX_CURSOR_LENGTH
 
 #: Page size when ``pagingCriteria.size`` is not given.
 DEFAULT_PAGE_SIZE = 20
@@ -72,4 +73,4 @@ class PageRequest(SearchCriteria):
     key: str | None = Field(default=None, max_length=64)
     #: The ``nextCursor`` of the previous page: the next page follows it (``pagingCriteria.start``
     #: is then ignored; ``size`` still holds).
-    cursor: str | None = Field(default=None, max_length=16_384)
+    cursor: str | None = Field(default=None, max_length=MAX_CURSOR_LENGTH)

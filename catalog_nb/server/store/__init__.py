@@ -446,18 +446,22 @@ class Store:
                     raise busy_error() from exc
                 raise
             return
-        options: dict[str, Any] = {"catalog_single": True}
-        if self.dialect != "sqlite":
-            options["isolation_level"] = "AUTOCOMMIT"
         try:
             with self.engine.connect() as conn:
                 conn.info[_CHANGED] = False
-                yield conn.execution_options(**options)
+                yield conn.execution_options(**self._single_options())
                 self._counted(conn)
         except (DBAPIError, PoolTimeout) as exc:
             if is_busy(exc):
                 raise busy_error() from exc
             raise
+
+    def _single_options(self) -> dict[str, Any]:
+        """Execution options of a connection for single statements: no BEGIN of ours, and on
+        PostgreSQL the driver's autocommit (no transaction it opens either)."""
+        if self.dialect == "sqlite":
+            return {"catalog_single": True}
+        return {"catalog_single": True, "isolation_level": "AUTOCOMMIT"}
 
     def _held_connection(self) -> Connection:
         """The calling thread's held connection (see :meth:`single`), opened on first use and
@@ -465,10 +469,7 @@ class Store:
         conn: Connection | None = getattr(self._held, "conn", None)
         if conn is not None and self._held.pid == os.getpid() and not conn.closed:
             return conn
-        options: dict[str, Any] = {"catalog_single": True}
-        if self.dialect != "sqlite":
-            options["isolation_level"] = "AUTOCOMMIT"
-        conn = self.engine.connect().execution_options(**options)
+        conn = self.engine.connect().execution_options(**self._single_options())
         if self.dialect == "postgresql":
             conn.exec_driver_sql(f"SET lock_timeout = {HELD_LOCK_TIMEOUT_MS}")
         self._held.conn, self._held.pid = conn, os.getpid()

@@ -29,7 +29,7 @@ from catalog_nb.contract import ErrorCode, TagAssociationState
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import search
-from catalog_nb.server.store.common import new_key, now_ms
+from catalog_nb.server.store.common import code_points, new_key, now_ms
 from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
@@ -159,11 +159,8 @@ def _views() -> Select[Any]:
 
 
 def _order(conn: Connection, *, by_resource: bool) -> list[Any]:
-    collate = conn.dialect.name == "postgresql"
-
     def c(column: Any) -> Any:
-        # Code-point order on every server, as on SQLite.
-        return column.collate("C") if collate else column
+        return code_points(conn, column)
 
     head = [c(S.c.name_fold), c(R.c.path)] if by_resource else [A.c.resource_key]
     return [*head, c(A.c.field_scope), c(T.c.full_name), A.c.key]

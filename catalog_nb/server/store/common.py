@@ -7,6 +7,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from sqlalchemy import Connection, Table, select, text
 from sqlalchemy.exc import IntegrityError
@@ -27,6 +28,12 @@ def chunks(keys: Sequence[str], size: int = IN_CHUNK) -> Iterator[Sequence[str]]
     """
     for at in range(0, len(keys), size):
         yield keys[at:at + size]
+
+
+def code_points(conn: Connection, column: Any) -> Any:
+    """``column`` compared and ordered by code point on every server, as SQLite compares text
+    (PostgreSQL's locale collations skip punctuation and fold case)."""
+    return column.collate("C") if conn.dialect.name == "postgresql" else column
 
 
 def new_key() -> str:

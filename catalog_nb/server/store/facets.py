@@ -62,7 +62,7 @@ from catalog_nb.server.search import facets as F
 from catalog_nb.server.search.facets import FIELD_TYPE_BITS
 from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import folders as folder_store
-from catalog_nb.server.store.common import now_ms
+from catalog_nb.server.store.common import code_points, now_ms
 from catalog_nb.server.store.resources import specs_condition, visible_condition
 from catalog_nb.server.store.schema import (
     custom_properties,
@@ -332,12 +332,11 @@ def search_pass(
         .group_by(c.mask, *group)
     ]
     if ranking is not None:
-        postgres = conn.dialect.name == "postgresql"
         order = []
         for expression_, ascending, textual in keys:
             at = next(i for i, known in enumerate(sorted_by) if known is expression_)
             key = c.key if expression_ is R.c.key else c[f"o{at}"]
-            key = key.collate("C") if textual and postgres else key
+            key = code_points(conn, key) if textual else key
             order.append((key.asc() if ascending else key.desc()).nulls_last())
         parts.append(
             select(_text(_MATCH), c.mask, func.row_number().over(order_by=order), *padding,

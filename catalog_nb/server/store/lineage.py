@@ -30,7 +30,7 @@ from sqlalchemy import (
 
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.security import Visibility
-from catalog_nb.server.store.common import chunks, new_key, now_ms
+from catalog_nb.server.store.common import chunks, code_points, new_key, now_ms
 from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
@@ -304,10 +304,7 @@ def list_edges(
     total = int(conn.execute(select(func.count()).select_from(joined).where(*where)).scalar_one())
     if start >= total:
         return [], total
-    paths: list[Any] = [up.c.path, down.c.path]
-    if conn.dialect.name == "postgresql":
-        # Code-point order, as on SQLite (locale collations skip punctuation).
-        paths = [p.collate("C") for p in paths]
+    paths = [code_points(conn, up.c.path), code_points(conn, down.c.path)]
     query = (
         select(E).select_from(joined).where(*where)
         .order_by(*paths, E.c.lineage_type, E.c.key)

@@ -104,22 +104,26 @@ def analyze(conn: Connection, tables: Sequence[str] = TABLES) -> None:
 def refresh_statistics(conn: Connection, *, force: bool = False) -> list[str]:
     """Analyse the stale tables (every table of :data:`TABLES` with ``force``); returns the
     tables analysed. Runs in the caller's write transaction."""
-    tables = list(TABLES) if force else stale_tables(conn)
+    tables = _chosen(conn, force)
     if tables:
         analyze(conn, tables)
     return tables
+
+
+def _chosen(conn: Connection, force: bool) -> list[str]:
+    return list(TABLES) if force else stale_tables(conn)
 
 
 def after_bulk_write(store: Store, *, force: bool = False) -> list[str]:
     """After a large write (a job, the bulk fixture): the stale tables (every table of
     :data:`TABLES` with ``force``) analysed, on PostgreSQL with ``VACUUM (ANALYZE)``; returns
     them."""
-    postgres = store.dialect == "postgresql"
-    with store.write() as conn:
-        tables = list(TABLES) if force else stale_tables(conn)
-        if tables and not postgres:
-            analyze(conn, tables)
-    if tables and postgres:
+    if store.dialect != "postgresql":
+        with store.write() as conn:
+            return refresh_statistics(conn, force=force)
+    with store.read() as conn:
+        tables = _chosen(conn, force)
+    if tables:
         # VACUUM runs outside any transaction; it blocks neither readers nor writers.
         with store.engine.connect() as conn:
             conn = conn.execution_options(isolation_level="AUTOCOMMIT")

@@ -25,6 +25,7 @@ rest (``store.ingest``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -55,7 +56,7 @@ from sqlalchemy import (
 from catalog_nb.contract import ErrorCode, ResourceType
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.security import PathSpec, Visibility
-from catalog_nb.server.store.common import fold, now_ms
+from catalog_nb.server.store.common import code_points, fold, now_ms
 from catalog_nb.server.store.schema import data_resources, data_sources, resource_fields
 
 R, S = data_resources, data_sources
@@ -206,14 +207,14 @@ def _wire_pairs(r: Any, s: Any) -> list[tuple[str, Any, bool]]:
 WIRE_COLUMNS = tuple(name for name, _, _ in _wire_pairs(R.c, S.c))
 
 
-def _wire(conn: Connection, r: Any = R.c, only: frozenset[str] | None = None) -> Any:
+def _wire(dialect: str, r: Any = R.c, only: frozenset[str] | None = None) -> Any:
     """The JSON text of a row's own wire properties (``wire``), built by the database: a page
     of resources reaches Python as one string each instead of some forty values each.
 
     SQLite's json_object takes at most 63 pairs (127 arguments) and writes 0/1 for booleans
     unless told they are JSON; PostgreSQL's json_build_object takes at most 50 pairs.
     """
-    postgres = conn.dialect.name == "postgresql"
+    postgres = dialect == "postgresql"
     args: list[Any] = []
     for name, expression, boolean in _wire_pairs(r, S.c):
         if only is not None and name not in only:
@@ -226,17 +227,22 @@ def _wire(conn: Connection, r: Any = R.c, only: frozenset[str] | None = None) ->
     return cast(built, Text).label("wire")
 
 
-def _with_source(
+def read_query(
     conn: Connection, names: Sequence[str] | None = None, only: frozenset[str] | None = None
 ) -> Select[Any]:
-    return (select(*_columns(None, names), *_SOURCE_COLUMNS, _wire(conn, only=only))
-            .join(S, S.c.key == R.c.data_source_key))
-
-
-def read_query(conn: Connection) -> Select[Any]:
     """The read of resource rows as the wire form is built from (with their source and their
-    ``wire`` JSON), for other families to narrow and to read with :func:`rows_of`."""
-    return _with_source(conn)
+    ``wire`` JSON), for other families to narrow and to read with :func:`rows_of`: all the
+    resource columns or those ``names``, all the wire properties or those ``only``."""
+    return _read_query(conn.dialect.name, None if names is None else tuple(names), only)
+
+
+@functools.lru_cache(maxsize=128)  # bounded: ``only`` comes from the callers' requests
+def _read_query(dialect: str, names: tuple[str, ...] | None,
+                only: frozenset[str] | None) -> Select[Any]:
+    # Built once per shape: its forty JSON pairs cost more to build than a read of one
+    # resource (a Select is immutable; each caller narrows a copy).
+    return (select(*_columns(None, names), *_SOURCE_COLUMNS, _wire(dialect, only=only))
+            .join(S, S.c.key == R.c.data_source_key))
 
 
 def rows_of(result: CursorResult[Any]) -> list[dict[str, Any]]:
@@ -255,7 +261,7 @@ def by_keys(conn: Connection, vis: Visibility, keys: Sequence[str]) -> dict[str,
     """The rows (with their source) of those of ``keys`` the caller sees, by key."""
     if not keys:
         return {}
-    query = (_with_source(conn, SHAPED_COLUMNS)
+    query = (read_query(conn, SHAPED_COLUMNS)
              .where(R.c.key.in_(list(keys)), visible_condition(conn, vis)))
     return {row["key"]: row for row in rows_of(conn.execute(query))}
 
@@ -263,7 +269,7 @@ def by_keys(conn: Connection, vis: Visibility, keys: Sequence[str]) -> dict[str,
 def get_visible(conn: Connection, vis: Visibility, key: str) -> dict[str, Any]:
     """The resource with this key, with its source; 404 when unknown or invisible."""
     rows = rows_of(conn.execute(
-        _with_source(conn).where(R.c.key == key, visible_condition(conn, vis))
+        read_query(conn).where(R.c.key == key, visible_condition(conn, vis))
     ))
     if not rows:
         raise NotFound(f"There is no data resource with key '{key}'.",
@@ -288,7 +294,7 @@ def get_visible_by_path(
     # A leading "/" is forgiven: resource paths are relative to the source's root.
     candidates = list(dict.fromkeys([path, path.lstrip("/")]))
     rows = rows_of(conn.execute(
-        _with_source(conn).where(R.c.data_source_key == source.key, R.c.path.in_(candidates))
+        read_query(conn).where(R.c.data_source_key == source.key, R.c.path.in_(candidates))
     ))
     found = sorted(rows, key=lambda r: candidates.index(r["path"]))
     if not found or not vis.sees(source.key, found[0]["path"]):
@@ -342,14 +348,8 @@ def _filter(prop: str, values: list[str]) -> ColumnElement[bool]:
     raise ValueError(f"unknown filter property {prop!r}")  # the parser lets none through
 
 
-def _code_points(conn: Connection, column: Any) -> Any:
-    """``column`` compared and ordered by code point on every server (PostgreSQL's locale
-    collations skip punctuation; SQLite compares bytes already)."""
-    return column.collate("C") if conn.dialect.name == "postgresql" else column
-
-
 def _order(conn: Connection) -> list[Any]:
-    return [_code_points(conn, S.c.name_fold), _code_points(conn, R.c.path), R.c.key]
+    return [code_points(conn, S.c.name_fold), code_points(conn, R.c.path), R.c.key]
 
 
 def _conditions(
@@ -393,7 +393,7 @@ def query_page(
     size = query.size if limit is None else limit
     on_resources, on_sources = _conditions(conn, vis, query)
     if query.after is None and query.start:
-        page = (_with_source(conn, SHAPED_COLUMNS, query.properties)
+        page = (read_query(conn, SHAPED_COLUMNS, query.properties)
                 .where(*on_resources, *on_sources)
                 .order_by(*_order(conn))
                 .offset(query.start).limit(size))
@@ -403,10 +403,10 @@ def query_page(
     if query.after is not None:
         name_after, source_key, path_after = query.after
         # The rest of the last row's source: one range of the (source, path) index.
-        rest = (_with_source(conn, SHAPED_COLUMNS, query.properties)
+        rest = (read_query(conn, SHAPED_COLUMNS, query.properties)
                 .where(R.c.data_source_key == source_key,
-                       _code_points(conn, R.c.path) > path_after, *on_resources, *on_sources)
-                .order_by(_code_points(conn, R.c.path)).limit(size))
+                       code_points(conn, R.c.path) > path_after, *on_resources, *on_sources)
+                .order_by(code_points(conn, R.c.path)).limit(size))
         rows = rows_of(conn.execute(rest))
     if len(rows) < size:
         rows += rows_of(conn.execute(
@@ -423,18 +423,18 @@ def _later_sources(
     """The first ``size`` matching resources of the sources named after ``name_after``."""
     named = list(on_sources)
     if name_after is not None:
-        named.append(_code_points(conn, S.c.name_fold) > name_after)
+        named.append(code_points(conn, S.c.name_fold) > name_after)
     if conn.dialect.name != "postgresql":
         # SQLite walks the sources by name and each source's paths by its index, and stops
         # at the limit: no sort.
-        return (_with_source(conn, SHAPED_COLUMNS, properties).where(*on_resources, *named)
+        return (read_query(conn, SHAPED_COLUMNS, properties).where(*on_resources, *named)
                 .order_by(S.c.name_fold, R.c.path).limit(size))
     # PostgreSQL would sort every later resource for the limit: take at most ``size`` of each
     # source from its (source, path) index, then order those.
     each = (select(R).where(R.c.data_source_key == S.c.key, *on_resources)
             .order_by(R.c.path.collate("C")).limit(size).lateral("page"))
     return (select(*_columns(each, SHAPED_COLUMNS), *_SOURCE_COLUMNS,
-                   _wire(conn, each.c, properties))
+                   _wire(conn.dialect.name, each.c, properties))
             .select_from(S).join(each, true()).where(*named)
             .order_by(S.c.name_fold.collate("C"), each.c.path.collate("C")).limit(size))
 

@@ -83,7 +83,8 @@ class RoleRecord:
         return self.grants.get(kind, [])
 
 
-def _records(conn: Connection, rows: Iterable[Any]) -> list[RoleRecord]:
+def records(conn: Connection, rows: Iterable[Any]) -> list[RoleRecord]:
+    """Role records from rows of the roles table, with their grants (one query)."""
     found = [
         RoleRecord(**{k: v for k, v in row.items() if k != "name_fold"}) for row in rows
     ]
@@ -102,19 +103,14 @@ def _records(conn: Connection, rows: Iterable[Any]) -> list[RoleRecord]:
     return found
 
 
-def records(conn: Connection, rows: Iterable[Mapping[str, Any]]) -> list[RoleRecord]:
-    """Role records from rows of the roles table, with their grants (one query)."""
-    return _records(conn, rows)
-
-
 def list_all(conn: Connection) -> list[RoleRecord]:
     """Every role, by name."""
-    return _records(conn, conn.execute(select(roles).order_by(roles.c.name_fold)).mappings())
+    return records(conn, conn.execute(select(roles).order_by(roles.c.name_fold)).mappings())
 
 
 def get(conn: Connection, key: str) -> RoleRecord:
     """The role with this key; 404 when there is none."""
-    found = _records(conn, conn.execute(select(roles).where(roles.c.key == key)).mappings())
+    found = records(conn, conn.execute(select(roles).where(roles.c.key == key)).mappings())
     if not found:
         raise NotFound(f"There is no role with key '{key}'.", ErrorCode.ROLE_NOT_FOUND)
     return found[0]
@@ -124,7 +120,7 @@ def find_by_name(conn: Connection, name: str) -> RoleRecord | None:
     """The role with this name (case-insensitive, or in its NFKC form), or None."""
     forms = name_forms(name)
     query = select(roles).where(roles.c.name_fold.in_(forms))
-    found = _records(conn, conn.execute(query).mappings())
+    found = records(conn, conn.execute(query).mappings())
     found.sort(key=lambda r: forms.index(fold(r.name)) if fold(r.name) in forms else len(forms))
     return found[0] if found else None
 
@@ -142,7 +138,7 @@ def resolve_names(conn: Connection, names: Iterable[str]) -> list[RoleRecord]:
     wanted = list(dict.fromkeys(names))
     forms = {n: name_forms(n) for n in wanted}
     query = select(roles).where(roles.c.name_fold.in_({f for fs in forms.values() for f in fs}))
-    found = {fold(r.name): r for r in _records(conn, conn.execute(query).mappings())}
+    found = {fold(r.name): r for r in records(conn, conn.execute(query).mappings())}
     chosen = {n: next((found[f] for f in forms[n] if f in found), None) for n in wanted}
     missing = [n for n, role in chosen.items() if role is None]
     if missing:
@@ -162,13 +158,13 @@ def of_user(conn: Connection, user_key: str) -> list[RoleRecord]:
         .where(user_roles.c.user_key == user_key)
         .order_by(roles.c.name_fold)
     )
-    return _records(conn, conn.execute(query).mappings())
+    return records(conn, conn.execute(query).mappings())
 
 
 def defaults(conn: Connection) -> list[RoleRecord]:
     """The roles marked ``defaultRole``, given to a user created without roles."""
     query = select(roles).where(roles.c.default_role.is_(True)).order_by(roles.c.name_fold)
-    return _records(conn, conn.execute(query).mappings())
+    return records(conn, conn.execute(query).mappings())
 
 
 def _check_grants(conn: Connection, grants: Mapping[str, list[str]]) -> None:

@@ -32,7 +32,7 @@ from catalog_nb.contract import ErrorCode, TagAssociationState, TagState
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
 from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import search
-from catalog_nb.server.store.common import fold, new_key, now_ms
+from catalog_nb.server.store.common import code_points, fold, new_key, now_ms
 from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import data_resources, tag_associations, tag_domains, tags
 from catalog_nb.server.store.tag_domains import (
@@ -111,7 +111,7 @@ def _tags() -> Select[Any]:
 
 
 def _ordered(conn: Connection, query: Select[Any]) -> Select[Any]:
-    column = T.c.full_name.collate("C") if conn.dialect.name == "postgresql" else T.c.full_name
+    column = code_points(conn, T.c.full_name)
     return query.order_by(column, T.c.key)
 
 

@@ -60,10 +60,15 @@ class UserRecord:
         return AccessLevel.ADMINISTRATOR.value in self.access_levels
 
 
+def _record(row: Any) -> UserRecord:
+    """A user row as a record, without its roles."""
+    return UserRecord(**{k: v for k, v in row.items() if k != "name_fold"})
+
+
 def _with_roles(conn: Connection, rows: Iterable[Any]) -> list[UserRecord]:
     """Users with the roles they hold, in two queries whatever their number: their roles
     (joined through user_roles, never every role of the catalog), then those roles' grants."""
-    found = [UserRecord(**{k: v for k, v in row.items() if k != "name_fold"}) for row in rows]
+    found = [_record(row) for row in rows]
     if not found:
         return found
     by_key = {u.key: u for u in found}
@@ -122,8 +127,7 @@ def find_by_name(conn: Connection, name: str, *, normalise: bool = False,
     forms = name_forms(name) if normalise else [fold(name)]
     query = select(users).where(users.c.name_fold.in_(forms))
     rows = conn.execute(query).mappings()
-    found = _with_roles(conn, rows) if roles else [
-        UserRecord(**{k: v for k, v in row.items() if k != "name_fold"}) for row in rows]
+    found = _with_roles(conn, rows) if roles else [_record(row) for row in rows]
     # The canonical form first: an older user stored as typed is found only by that spelling.
     rank = {form: i for i, form in enumerate(forms)}
     found.sort(key=lambda u: rank.get(fold(u.name), len(forms)))
