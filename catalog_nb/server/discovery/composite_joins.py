@@ -19,13 +19,9 @@ from catalog_nb.server.discovery.join_names import (
     name_similarity,
     name_tokens,
 )
-from catalog_nb.server.discovery.join_scores import calibrated
+from catalog_nb.server.discovery.join_scores import MIN_SAMPLE, calibrated
 from catalog_nb.server.profiling.sketch import ValueSketch
 from catalog_nb.server.store.joins import DISCOVERED, NewCondition
-
-#: Least number of hashes a pair's containment estimate must rest on (unless both sketches
-#: hold every pair).
-MIN_SAMPLE = 8
 
 
 @dataclass

@@ -23,6 +23,9 @@ CALIBRATION = {"namesEqual": 0.99, "namesAgree": 0.94, "thinSample": 0.75, "part
 DEFAULT_MIN_SCORE = 0.85
 #: Sample size at which the estimate counts fully in the score.
 FULL_SAMPLE = 64
+#: Least number of hashes a containment estimate must rest on (single columns and column
+#: pairs alike), unless both sketches hold every value: then it is exact.
+MIN_SAMPLE = 8
 
 
 def evidence_class(containment: float, similarity: float, sample: int, exact: bool) -> str:

@@ -81,10 +81,10 @@ from catalog_nb.server.discovery.join_names import (
     table_prefix,
     words,
 )
-from catalog_nb.server.discovery.join_scores import calibrated
+from catalog_nb.server.discovery.join_scores import MIN_SAMPLE, calibrated
 from catalog_nb.server.discovery.relation_report import StepReport
-from catalog_nb.server.discovery.sketch_index import index_for, wordy
-from catalog_nb.server.profiling.keys import id_like
+from catalog_nb.server.discovery.sketch_index import index_for
+from catalog_nb.server.profiling.keys import MAX_KEY_LENGTH, id_like, wordy
 from catalog_nb.server.profiling.sketch import ValueSketch
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
@@ -96,18 +96,14 @@ log = logging.getLogger(__name__)
 
 #: Data types whose values can be keys.
 KEY_TYPES = frozenset({"STRING", "LONG"})
-#: Text longer than this (at its longest) is content, not a key.
-MAX_KEY_LENGTH = 64
 #: Fields sharing fewer hashes are never compared.
 MIN_SHARED = 3
 #: Hashes held by more fields than this are not counted when pairing fields.
 MAX_POSTING = 200
 #: Pairs of hash runs counted per step of :func:`candidate_pairs` (bounds its memory).
 PAIR_CHUNK = 2_000_000
-#: Least number of hashes a containment estimate must rest on; fewer will do when the names
-#: agree (a few dozen top customers against thousands: only a handful of their hashes fall
-#: under the large side's threshold).
-MIN_SAMPLE = 8
+#: Fewer hashes than MIN_SAMPLE will do when the names agree (a few dozen top customers against
+#: thousands: only a handful of their hashes fall under the large side's threshold).
 MIN_SAMPLE_NAMED = 3
 #: A side is unique when its distinct count reaches this share of its value count.
 UNIQUE_SHARE = 0.99
@@ -499,22 +495,24 @@ def find(rows: Sequence[Mapping[str, Any]], tables: Sequence[Mapping[str, Any]],
     conditions, unknown = declared(tables, all_sketched)
     taken = {_sides(c) for c in conditions}
     discovered: list[NewCondition] = []
+
+    def keep(found: NewCondition | None) -> None:
+        # A declared key, or a pair already found, is not found again.
+        if found is not None and _sides(found) not in taken:
+            taken.add(_sides(found))
+            discovered.append(found)
+
     few = [f.distinct < settings.join_min_distinct for f in fields]
     rich = [i for i, f in enumerate(few) if not f]
     pairs = {(rich[a], rich[b]) for a, b in candidate_pairs([fields[i] for i in rich], focus)}
     pairs.update(named_pairs(fields, few, focus))
     for a, b in sorted(pairs):
-        found = compare(fields[a], fields[b], settings.join_min_containment,
-                        settings.join_min_distinct)
-        if found is not None and _sides(found) not in taken:
-            taken.add(_sides(found))
-            discovered.append(found)
+        keep(compare(fields[a], fields[b], settings.join_min_containment,
+                     settings.join_min_distinct))
     sides = pair_sides(rows, prefixes, attributes)
-    paired = candidate_pairs(sides, focus)
-    for found in composite_conditions(sides, settings.join_min_containment, paired):
-        if _sides(found) not in taken:
-            taken.add(_sides(found))
-            discovered.append(found)
+    for found in composite_conditions(sides, settings.join_min_containment,
+                                      candidate_pairs(sides, focus)):
+        keep(found)
     sources = {f.resource_key: f.source_key for f in fields}
     sources.update((s.resource_key, s.source_key) for s in sides)
     discovered, merged = merge_copies(discovered, links, sources)

@@ -34,22 +34,10 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from catalog_nb.server.profiling.keys import wordy
 from catalog_nb.server.profiling.sketch import ValueSketch
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import sketches as sketch_store
-
-#: Share of sampled values with a blank above which text is names or prose, not keys.
-MAX_WORDY_SHARE = 0.5
-
-
-def wordy(sample: Collection[str]) -> bool:
-    """Whether most sampled values hold a blank: names, addresses, prose rather than codes.
-
-    >>> wordy(["Ada Lovelace", "Alan Turing", "X1"]), wordy(["A-1", "B-2"])
-    (True, False)
-    """
-    many = sum(1 for v in sample if " " in v.strip())
-    return bool(sample) and many / len(sample) > MAX_WORDY_SHARE
 
 
 @dataclass

@@ -25,7 +25,7 @@ is computed here, while the rows are at hand:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -45,10 +45,10 @@ MAX_KEY_COLUMNS = 6
 MAX_ID_COLUMNS = 3
 #: Joins a pair's two texts (the ASCII unit separator: absent from real keys).
 PAIR_SEPARATOR = "\x1f"
-#: Longest text (characters) of a key column.
+#: Longest text (characters) of a key column (join discovery reads it too).
 MAX_KEY_LENGTH = 64
-#: Share of sampled texts with a blank above which a column holds names or prose.
-MAX_BLANK_SHARE = 0.5
+#: Share of sampled values with a blank above which text is names or prose, not keys.
+MAX_WORDY_SHARE = 0.5
 _KEY_TYPES = frozenset({DataType.STRING, DataType.LONG, DataType.DATE})
 _ID_WORD = re.compile(r"(^|[^A-Za-z])(id|key|code|no|nr|num|ref)$", re.IGNORECASE)
 _ID_CAMEL = re.compile(r"[a-z](Id|ID|Key|Code|No|Nr|Num|Ref)$")
@@ -92,14 +92,23 @@ def _exact_unique(item: FieldProfile, rows: int) -> bool:
             and props.get("valueCount") == rows and props.get("distinctCount") == rows)
 
 
+def wordy(sample: Collection[str]) -> bool:
+    """Whether most sampled values hold a blank: names, addresses, prose rather than codes
+    (the one rule profiling's key inference and join discovery read text by).
+
+    >>> wordy(["Ada Lovelace", "Alan Turing", "X1"]), wordy(["A-1", "B-2"])
+    (True, False)
+    """
+    many = sum(1 for v in sample if " " in v.strip())
+    return bool(sample) and many / len(sample) > MAX_WORDY_SHARE
+
+
 def _text(item: FieldProfile) -> bool:
     """Whether a text field holds prose or names rather than codes: long values, or most
     sampled values holding a blank (``Ada Lovelace``)."""
     if (item.properties.get("maxLength") or 0) > MAX_KEY_LENGTH:
         return True
-    sample = item.sketch.sample if item.sketch is not None else []
-    blanks = sum(1 for value in sample if " " in value.strip())
-    return bool(sample) and blanks > MAX_BLANK_SHARE * len(sample)
+    return wordy(item.sketch.sample if item.sketch is not None else [])
 
 
 def _candidate(item: FieldProfile, rows: int) -> bool:
