@@ -17,6 +17,7 @@ from catalog_nb import contract
 from catalog_nb.client.api import CatalogApi
 from catalog_nb.client.errors import TruncatedResultWarning
 from catalog_nb.client.frames import Column, to_epoch_ms, to_frame
+from catalog_nb.client.paging import read_pages
 
 __all__ = ["AUDIT_COLUMNS", "AuditMixin", "fetch_pages"]
 
@@ -53,41 +54,8 @@ def fetch_pages(
     shift the pages while reading). Stops at ``limit`` records when one is given. A progress
     bar (``tqdm.auto``) appears when more than one page is needed and ``progress`` is true.
     """
-    size = max(1, min(page_size, limit)) if limit is not None else max(1, page_size)
-    page = fetch(0, size)
-    total = int(page.get("totalCount") or 0)
-    records: list[dict[str, Any]] = []
-    seen: set[Any] = set()
-    bar: Any = None
-    start = 0
-    try:
-        while True:
-            items = list(page.get("list") or [])
-            for item in items:
-                key = item.get("key")
-                if key is not None and key in seen:
-                    continue
-                seen.add(key)
-                records.append(item)
-            start += len(items)
-            total = max(total, int(page.get("totalCount") or 0))
-            target = total if limit is None else min(total, limit)
-            if bar is None and progress and target > len(items):
-                from tqdm.auto import tqdm
-
-                bar = tqdm(total=target, desc=description, unit=" rows", leave=False)
-                bar.update(min(len(records), target))
-            elif bar is not None:
-                bar.update(min(len(records), target) - bar.n)
-            if not items or len(records) >= target or start >= total:
-                break
-            page = fetch(start, size)
-    finally:
-        if bar is not None:
-            bar.close()
-    if limit is not None:
-        records = records[:limit]
-    return records, total
+    return read_pages(lambda start, size, _cursor: fetch(start, size), page_size=page_size,
+                      limit=limit, progress=progress, description=description)
 
 
 def _upper(value: Any) -> str | None:

@@ -1,10 +1,10 @@
-"""Reading every page of ``GET /dataresource/metadata`` fast: cursors, bulk decoding, no GC.
+"""Reading every page of a ``{list, totalCount}`` endpoint: cursors, bulk decoding, no GC.
 
-:func:`read_metadata` follows the ``nextCursor`` of each page (keyset paging: no page is
+:func:`read_pages` is the client's one paging loop. It follows the ``nextCursor`` of each page
+where the service sends one (``GET /dataresource/metadata``: keyset paging, so no page is
 skipped or read twice while the catalog changes, and page 100 costs the service what page 1
-does). A service of this API that answers without ``nextCursor`` is paged by ``start`` as
-before, de-duplicated by key. The progress bar, ``limit=`` and the total are those of
-:func:`catalog_nb.client.audit.fetch_pages`.
+does), and pages by ``start`` where it does not, de-duplicated by key (new rows shift the
+pages while reading). It shows a progress bar, stops at ``limit=`` and returns the total.
 
 A metadata page of 1,000 resources is about 2.3 MB of JSON: the pages are decoded by orjson when
 it is installed (:mod:`catalog_nb.client.http`), and Python's cyclic garbage collector is paused
@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["gc_paused", "link_cursor", "read_metadata"]
+__all__ = ["gc_paused", "link_cursor", "read_pages"]
 
 _lock = threading.Lock()
 _pausers = 0
@@ -51,7 +51,7 @@ def gc_paused() -> Iterator[None]:
 
 
 #: ``fetch(start, size, cursor)`` -> one page: ``{list, totalCount, nextCursor?}``, or the
-#: undecoded HTTP response of one when :func:`read_metadata` is given ``decode``.
+#: undecoded HTTP response of one when :func:`read_pages` is given ``decode``.
 Fetch = Callable[[int, int, "str | None"], Any]
 
 
@@ -66,7 +66,7 @@ def link_cursor(response: Any) -> str | None:
     return found[0] if found else None
 
 
-def read_metadata(
+def read_pages(
     fetch: Fetch,
     *,
     page_size: int,
@@ -76,7 +76,7 @@ def read_metadata(
     decode: Callable[[Any], Any] | None = None,
     keep: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """Every record of a paged metadata query (up to ``limit``), and the total that matched.
+    """Every record of a paged query (up to ``limit``), and the total that matched.
 
     ``fetch(start, size, cursor)`` reads one page: by ``cursor`` when it is given, else from
     ``start``. With ``decode``, ``fetch`` returns the undecoded response and the next page is
@@ -88,6 +88,7 @@ def read_metadata(
     size = max(1, min(page_size, limit)) if limit is not None else max(1, page_size)
     pages: list[list[dict[str, Any]]] = []
     count = 0
+    offset = 0  # rows the service sent, repeats included: where a page by start begins
     seen: set[Any] | None = None  # keys, only when paging by start (rows may shift)
     bar: Any = None
     total = 0
@@ -104,6 +105,7 @@ def read_metadata(
                 page = decode(answer) if decode is not None else answer
                 page = page if isinstance(page, Mapping) else {}
                 items = list(page.get("list") or [])
+                offset += len(items)
                 cursor = page.get("nextCursor")
                 if seen is not None or (cursor is None and "nextCursor" not in page):
                     seen = set() if seen is None else seen
@@ -127,10 +129,10 @@ def read_metadata(
                     break
                 if cursor is not None:
                     pending = pool.submit(fetch, 0, size, str(cursor))
-                elif "nextCursor" in page or count >= total:
+                elif "nextCursor" in page or offset >= total:
                     break  # the service says this was the last page
                 else:
-                    pending = pool.submit(fetch, count, size, None)
+                    pending = pool.submit(fetch, offset, size, None)
         finally:
             if bar is not None:
                 bar.close()

@@ -24,7 +24,7 @@ import pandas as pd
 from catalog_nb import contract
 from catalog_nb.client.api import CatalogApi
 from catalog_nb.client.errors import NotFoundError, TruncatedResultWarning
-from catalog_nb.client.paging import gc_paused, read_metadata
+from catalog_nb.client.paging import gc_paused, read_pages
 from catalog_nb.client.resource_frames import (
     FRAME_WIRE_PROPERTIES,
     fields_frame,
@@ -130,7 +130,7 @@ class ResourcesMixin:
                                               cursor=cursor, decode=False,
                                               properties=properties)
 
-        records, total = read_metadata(
+        records, total = read_pages(
             fetch,
             page_size=page_size,
             limit=limit,

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from catalog_nb.client import Catalog, TruncatedResultWarning, connect
-from catalog_nb.client.paging import gc_paused, link_cursor, read_metadata
+from catalog_nb.client.paging import gc_paused, link_cursor, read_pages
 from catalog_nb.client.resource_frames import RESOURCE_COLUMNS, frame_records, resources_frame
 from tests.conftest import Server
 from tests.server.lake import profile_many
@@ -40,7 +40,7 @@ def test_cursors_are_followed_until_null() -> None:
         asked.append((start, size, cursor))
         return pages[cursor]
 
-    records, total = read_metadata(fetch, page_size=3, limit=None, progress=False,
+    records, total = read_pages(fetch, page_size=3, limit=None, progress=False,
                                    description="t")
     assert records == ROWS and total == 99  # a stale totalCount does not cut the read short
     assert [c for _, _, c in asked] == [None, "c3", "c6", "c9"]
@@ -71,7 +71,7 @@ def test_the_next_page_is_requested_from_the_link_before_this_one_is_decoded() -
         assert after is None or started[after].wait(10), f"{after} was not requested yet"
         return response.page
 
-    records, _ = read_metadata(fetch, page_size=3, limit=None, progress=False, description="t",
+    records, _ = read_pages(fetch, page_size=3, limit=None, progress=False, description="t",
                                decode=decode)
     assert records == ROWS and fetched == [None, "c3", "c6", "c9"]
     assert link_cursor(FakeResponse(pages["c3"])) == "c6"
@@ -85,10 +85,24 @@ def test_a_service_without_cursors_is_paged_by_start_without_repeats() -> None:
         shifted = start - 1 if start else 0
         return {"list": ROWS[shifted:shifted + size], "totalCount": len(ROWS)}
 
-    records, total = read_metadata(fetch, page_size=3, limit=None, progress=False,
+    records, total = read_pages(fetch, page_size=3, limit=None, progress=False,
                                    description="t")
     assert [r["key"] for r in records] == [r["key"] for r in ROWS]
     assert total == 10
+
+
+def test_a_service_repeating_its_first_page_cannot_keep_the_reader_forever() -> None:
+    # Pages by start advance by the rows sent, repeats included: a careless service that
+    # answers every start with the same rows ends the read at its total.
+    asked: list[int] = []
+
+    def fetch(start: int, size: int, cursor: str | None) -> dict[str, Any]:
+        asked.append(start)
+        return {"list": ROWS[:size], "totalCount": len(ROWS)}
+
+    records, total = read_pages(fetch, page_size=3, limit=None, progress=False,
+                                description="t")
+    assert records == ROWS[:3] and total == 10 and asked == [0, 3, 6, 9]
 
 
 def test_limit_stops_early() -> None:
@@ -99,7 +113,7 @@ def test_limit_stops_early() -> None:
         asked.append(cursor)
         return pages[cursor]
 
-    records, _ = read_metadata(fetch, page_size=3, limit=4, progress=False, description="t")
+    records, _ = read_pages(fetch, page_size=3, limit=4, progress=False, description="t")
     assert records == ROWS[:4] and asked == [None, "c3"]
 
 

@@ -316,20 +316,18 @@ class ValueSketch:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-safe form described in the module docstring."""
-        packed = self.hashes.astype(">u8").tobytes()
         data = {
             "version": self.version,
             "algorithm": self.algorithm,
             "k": self.k,
             "sampleLimit": self.sample_limit,
-            "hashes": base64.b64encode(packed).decode("ascii"),
+            "hashes": _packed(self.hashes),
             "sample": self.sample,
         }
         if self.pairs:
             data["pairs"] = {
                 other: {"unique": pair.unique, "k": pair.sketch.k,
-                        "hashes": base64.b64encode(
-                            pair.sketch.hashes.astype(">u8").tobytes()).decode("ascii")}
+                        "hashes": _packed(pair.sketch.hashes)}
                 for other, pair in self.pairs.items()}
         return data
 
@@ -345,15 +343,12 @@ class ValueSketch:
             raise ValueError(
                 f"not a known sketch format: {algorithm!r} version {data.get('version')!r}"
             )
-        raw = base64.b64decode(data["hashes"])
-        hashes = np.frombuffer(raw, dtype=">u8").astype(np.uint64)
         sketch = cls(k=int(data["k"]), sample_limit=int(data.get("sampleLimit", DEFAULT_SAMPLE)),
                      algorithm=str(algorithm))
-        sketch.hashes = np.sort(hashes)
+        sketch.hashes = _unpacked(data["hashes"])
         for other, pair in (data.get("pairs") or {}).items():
             paired = cls(k=int(pair["k"]), sample_limit=0, algorithm=str(algorithm))
-            paired.hashes = np.sort(np.frombuffer(base64.b64decode(pair["hashes"]),
-                                                  dtype=">u8").astype(np.uint64))
+            paired.hashes = _unpacked(pair["hashes"])
             sketch.pairs[str(other)] = PairSketch(paired, bool(pair.get("unique")))
         if not with_sample:
             return sketch
@@ -366,6 +361,16 @@ class ValueSketch:
             keys = hash_texts(normalise_texts(valid)).tolist()
         sketch._raw = dict(zip(keys, texts, strict=True))
         return sketch
+
+
+def _packed(hashes: np.ndarray) -> str:
+    """Hashes as stored: big-endian 64-bit words, base64."""
+    return base64.b64encode(hashes.astype(">u8").tobytes()).decode("ascii")
+
+
+def _unpacked(text: str) -> np.ndarray:
+    """Stored hashes (:func:`_packed`) back as a sorted uint64 array."""
+    return np.sort(np.frombuffer(base64.b64decode(text), dtype=">u8").astype(np.uint64))
 
 
 @dataclass(frozen=True)
