@@ -45,8 +45,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 import requests
-from sqlalchemy import create_engine, func, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import func, select
 
 from catalog_nb.client import connect
 from catalog_nb.client.resource_frames import FRAME_WIRE_PROPERTIES
@@ -57,30 +56,13 @@ from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
 from catalog_nb.server.store.schema import data_resources
 from tests.benchmarks.catalog_fixture import write_catalog
+from tests.benchmarks.postgres import postgres_database
 
 ADMIN_PASSWORD = "bench-password-1"
-REPO = Path(__file__).resolve().parents[2]
 #: Issue 13's targets.
 TARGET_SECONDS = 3.0
 TARGET_RAW_RATIO = 1.3
 TARGET_NAIVE_SPEEDUP = 5.0
-
-
-@contextmanager
-def postgres_cluster(folder: Path) -> Iterator[str]:
-    """A throw-away PostgreSQL cluster (scripts/pg-cluster) with an empty database; its URL."""
-    script = REPO / "scripts" / "pg-cluster"
-    admin = subprocess.run([str(script), "start", str(folder)], check=True, text=True,
-                           stdout=subprocess.PIPE).stdout.strip()
-    try:
-        engine = create_engine(admin, isolation_level="AUTOCOMMIT")
-        with engine.connect() as conn:
-            conn.execute(text("CREATE DATABASE metadata_paging"))
-        engine.dispose()
-        yield make_url(admin).set(database="metadata_paging").render_as_string(
-            hide_password=False)
-    finally:
-        subprocess.run([str(script), "stop", str(folder)], check=False)
 
 
 def build(data_dir: Path, db_url: str | None, resources: int, fields: int) -> str:
@@ -268,8 +250,8 @@ def main(argv: list[str] | None = None) -> None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="paging-")))
         db_url = args.db_url
         if args.postgres:
-            db_url = stack.enter_context(postgres_cluster(Path(tempfile.mkdtemp(
-                prefix="paging-pg-"))))
+            db_url = stack.enter_context(postgres_database(Path(tempfile.mkdtemp(
+                prefix="paging-pg-")), "metadata_paging"))
         data_dir = folder / "service"
         print(build(data_dir, db_url, args.resources, args.fields), flush=True)
         root = stack.enter_context(service(data_dir, db_url))

@@ -38,14 +38,14 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import requests
 from fastapi import FastAPI
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from catalog_nb.contract import API_PREFIX, SESSION_COOKIE
 from catalog_nb.demo.embedded import free_port
+from tests.benchmarks.postgres import postgres_database
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "benchmark-password"
@@ -158,14 +158,20 @@ def catalog(folder: Path, db_url: str | None, workers: int, lake: Path) -> Itera
                CATALOG_ADMIN_PASSWORD=PASSWORD, CATALOG_DATA_ROOTS=str(lake))
     if db_url:
         env["CATALOG_DB_URL"] = db_url
-    process = subprocess.Popen(
-        [sys.executable, "-m", "catalog_nb.cli", "serve", "--host", "127.0.0.1", "--port",
-         str(port), "--workers", str(workers), "--log-level", "warning"],
-        env=env, stdout=subprocess.DEVNULL)
     api = f"http://127.0.0.1:{port}{API_PREFIX}"
-    try:
-        _wait(api + "/version", process, "the catalog service")
+    command = [sys.executable, "-m", "catalog_nb.cli", "serve", "--host", "127.0.0.1", "--port",
+               str(port), "--workers", str(workers), "--log-level", "warning"]
+    with _running(command, api + "/version", "the catalog service", env=env):
         yield api
+
+
+@contextmanager
+def _running(command: list[str], ready: str, what: str, **options: Any) -> Iterator[None]:
+    """``command`` in a process of its own for the block, once ``ready`` answers."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, **options)
+    try:
+        _wait(ready, process, what)
+        yield
     finally:
         process.terminate()
         process.wait(60)
@@ -193,32 +199,11 @@ def serve_hello(port: int, workers: int) -> None:
 def hello_world(workers: int) -> Iterator[str]:
     """The hello world under uvicorn with ``workers`` workers; yields its root URL."""
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.benchmarks.request_rate", "--hello-port", str(port),
-         "--workers", str(workers)], cwd=REPO, stdout=subprocess.DEVNULL)
     root = f"http://127.0.0.1:{port}"
-    try:
-        _wait(root + "/def", process, "the hello world")
+    command = [sys.executable, "-m", "tests.benchmarks.request_rate", "--hello-port", str(port),
+               "--workers", str(workers)]
+    with _running(command, root + "/def", "the hello world", cwd=REPO):
         yield root
-    finally:
-        process.terminate()
-        process.wait(60)
-
-
-@contextmanager
-def postgres_cluster(folder: Path) -> Iterator[str]:
-    """A throw-away PostgreSQL cluster (scripts/pg-cluster) with an empty database; its URL."""
-    script = REPO / "scripts" / "pg-cluster"
-    admin = subprocess.run([str(script), "start", str(folder)], check=True, text=True,
-                           stdout=subprocess.PIPE).stdout.strip()
-    try:
-        engine = create_engine(admin, isolation_level="AUTOCOMMIT")
-        with engine.connect() as conn:
-            conn.execute(text("CREATE DATABASE request_rate"))
-        engine.dispose()
-        yield make_url(admin).set(database="request_rate").render_as_string(hide_password=False)
-    finally:
-        subprocess.run([str(script), "stop", str(folder)], check=False)
 
 
 def write_lake(folder: Path) -> Path:
@@ -282,8 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         db_url = args.db_url
         if args.postgres:
             # A folder of its own: pg-cluster hands it to the postgres user.
-            db_url = stack.enter_context(postgres_cluster(Path(tempfile.mkdtemp(
-                prefix="request-rate-pg-"))))
+            db_url = stack.enter_context(postgres_database(Path(tempfile.mkdtemp(
+                prefix="request-rate-pg-")), "request_rate"))
         lake = write_lake(folder)
         api = stack.enter_context(catalog(folder, db_url, args.workers, lake))
         hello_root = stack.enter_context(hello_world(args.workers))

@@ -62,6 +62,7 @@ from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
 from catalog_nb.server.store.maintenance import after_bulk_write
 from tests.benchmarks.catalog_fixture import tag_catalog, write_catalog
+from tests.benchmarks.postgres import pg_cluster
 
 ADMIN_PASSWORD = "bench-password-1"
 ROOT = Path(__file__).resolve().parents[2]
@@ -359,14 +360,8 @@ def postgres_server(args: argparse.Namespace) -> Iterator[str | None]:
     if not args.postgresql:
         yield None
         return
-    folder = tempfile.mkdtemp(prefix="catalog-bench-pg-")
-    script = str(ROOT / "scripts" / "pg-cluster")
-    url = subprocess.run([script, "start", folder], check=True, capture_output=True,
-                         text=True).stdout.strip()
-    try:
+    with pg_cluster(Path(tempfile.mkdtemp(prefix="catalog-bench-pg-"))) as url:
         yield url
-    finally:
-        subprocess.run([script, "stop", folder], check=False, capture_output=True)
 
 
 @contextmanager

@@ -165,3 +165,18 @@ def counted_statements(server: Server, tables: Iterable[str]) -> Iterator[list[s
         yield statements
     finally:
         event.remove(server.store.engine, "before_cursor_execute", record)
+
+
+def generation(store: Any, name: str) -> int:
+    """The store's ``name`` generation (``auth`` or ``catalog``: ``schema.store_generations``)."""
+    G = schema.store_generations
+    with store.read() as conn:
+        return int(conn.execute(select(G.c.generation).where(G.c.name == name)).scalar_one())
+
+
+def generation_bumps(store: Any, name: str, change: Any) -> int:
+    """How far ``change(conn)``, run in one write transaction, moves the ``name`` generation."""
+    before = generation(store, name)
+    with store.write() as conn:
+        change(conn)
+    return generation(store, name) - before

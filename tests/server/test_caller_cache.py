@@ -14,16 +14,21 @@ import uuid
 from collections.abc import Callable
 
 import pytest
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, text
 
 from catalog_nb.server.callers import CallerCache, Identity
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import roles as role_store
 from catalog_nb.server.store import sessions as session_store
 from catalog_nb.server.store import users as user_store
-from catalog_nb.server.store.schema import store_generations
 from tests.conftest import Http, Server
-from tests.server.helpers import PASSWORD, create_role, create_user
+from tests.server.helpers import (
+    PASSWORD,
+    create_role,
+    create_user,
+    generation,
+    generation_bumps,
+)
 from tests.server.lake import profile_many, resource_key
 from tests.server.test_request_path import statements
 
@@ -140,16 +145,11 @@ def test_a_cached_caller_costs_one_statement_until_the_generation_moves(
 
 
 def _generation(store: Store) -> int:
-    with store.read() as conn:
-        return int(conn.execute(select(store_generations.c.generation)
-                                .where(store_generations.c.name == "auth")).scalar_one())
+    return generation(store, "auth")
 
 
 def _bumps(store: Store, change: Callable[[Connection], object]) -> int:
-    before = _generation(store)
-    with store.write() as conn:
-        change(conn)
-    return _generation(store) - before
+    return generation_bumps(store, "auth", change)
 
 
 def test_every_write_to_users_roles_and_grants_moves_the_generation(store: Store) -> None:

@@ -16,15 +16,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, create_engine, select, text
+from sqlalchemy import Connection, create_engine, text
 from sqlalchemy.pool import NullPool
 
 from catalog_nb.server.read_cache import SingleFlight
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import sessions as session_store
-from catalog_nb.server.store.schema import store_generations
 from tests.conftest import Http, Server
-from tests.server.helpers import PASSWORD, create_role, create_user
+from tests.server.helpers import (
+    PASSWORD,
+    create_role,
+    create_user,
+    generation,
+    generation_bumps,
+)
 from tests.server.lake import profile_many, resource_key
 from tests.server.tag_helpers import associate, make_domain, make_tag
 from tests.server.test_request_path import statements
@@ -144,16 +149,11 @@ def test_a_change_made_behind_the_stores_back_shows_within_the_cache_seconds(
 
 
 def _generation(store: Store) -> int:
-    with store.read() as conn:
-        return int(conn.execute(select(store_generations.c.generation)
-                                .where(store_generations.c.name == "catalog")).scalar_one())
+    return generation(store, "catalog")
 
 
 def _bumps(store: Store, change: Callable[[Connection], object]) -> int:
-    before = _generation(store)
-    with store.write() as conn:
-        change(conn)
-    return _generation(store) - before
+    return generation_bumps(store, "catalog", change)
 
 
 def test_committed_changes_move_the_catalog_generation_once_each(store: Store) -> None:
