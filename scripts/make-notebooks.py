@@ -147,8 +147,11 @@ by_tag.plot.barh(stacked=True, figsize=(6, 3.5), title='Tagged fields per tag an
 ## Lineage and joins
 
 Views read tables (FACTUAL lineage, from their SQL); files copied or filtered from other files
-are found by their content (INFERRED lineage). Fields whose values are contained in another
-field's values are join candidates.
+are found by their content (INFERRED lineage). A field that is a key of its resource and holds
+another field's values is a join candidate, scored so that 0.9 means about nine in ten such
+candidates are true. The join picture shows the candidates scoring 0.85 or more (`min_score=`
+changes that), the same table as a file and as an SQL table as one node (copies are lineage, not
+joins), and each edge's columns from the referring side to the key.
 """),
     code("""
 from catalog_nb.notebook.drawing import draw_join_graph, draw_lineage, draw_tag_coverage
@@ -160,9 +163,13 @@ lineage = cat.lineage(view['key'], upstream=3, downstream=1)
 draw_lineage(lineage);
 """),
     code("""
-joins = cat.join_graph()
-fig, ax = plt.subplots(figsize=(9, 6))
+joins = cat.join_graph()  # score >= 0.85, copies merged
+fig, ax = plt.subplots(figsize=(11, 7))
 draw_join_graph(joins, ax=ax);
+"""),
+    code("""
+cat.join_conditions(min_score=0.85)[
+    ['left_path', 'left_cols', 'right_path', 'right_cols', 'cardinality', 'score']].head(10)
 """),
     md("""
 ## Tag coverage and audits
@@ -386,16 +393,30 @@ draw_lineage(everything, ax=ax);
     md("""
 ## Join conditions
 
-Declared foreign keys and discovered inclusion dependencies, with cardinality and score.
+Declared foreign keys and discovered ones (a key holding another field's values), with
+cardinality and score, best first. A score is calibrated: about nine in ten discovered
+conditions scoring 0.9 are true. Each resource's own conditions are in its view too
+(`cat.resource(...).joins`), as are the keys profiling inferred from its data
+(`.inferred_keys`).
 """),
     code("""
 conditions = cat.join_conditions()
-conditions.sort_values('score', ascending=False).head(15)
+conditions[['left_path', 'left_cols', 'right_path', 'right_cols', 'cardinality', 'score',
+            'origin']].head(15)
 """),
     code("""
-joins = cat.join_graph(min_score=0.5)
-fig, ax = plt.subplots(figsize=(10, 7))
+# The default picture: conditions scoring 0.85 or more, copies of one table merged into one
+# node, the strongest join of each referring column drawn with its columns.
+joins = cat.join_graph()
+print(f"{joins.number_of_nodes()} tables ({joins.graph['resource_count']} resources), "
+      f"{joins.number_of_edges()} joins")
+fig, ax = plt.subplots(figsize=(11, 7))
 draw_join_graph(joins, ax=ax);
+"""),
+    code("""
+orders = cat.resource(pick(resources, 'sales.orders')['key'])
+print('inferred key:', orders.inferred_keys.describe())
+orders.joins[['left_path', 'left_cols', 'right_path', 'right_cols', 'score']].head(5)
 """),
     md("""
 ## How to get from one resource to another

@@ -224,3 +224,35 @@ def test_workers_that_cannot_share_a_store_are_refused() -> None:
         main(["serve", "--workers", "2", "--db-url", "sqlite://", "--port", "0"])
     with pytest.raises(SystemExit, match="1 or more"):
         main(["serve", "--workers", "0"])
+
+
+def test_one_process_stops_on_sigterm_leaving_no_semaphore(tmp_path: Path) -> None:
+    """``serve`` with one process dies of the SIGTERM it stops on (uvicorn raises it again
+    once shut down), so exit handlers never run: the job runner must let go of the semaphores
+    it shares with its job processes itself, or Python's resource tracker warns of leaks."""
+    port = free_port()
+    env = {**os.environ, "CATALOG_ADMIN_PASSWORD": ADMIN_PASSWORD}
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "catalog_nb.cli", "serve", "--port", str(port),
+             "--data-dir", str(tmp_path / "store"), "--log-level", "warning"],
+            stdout=out, stderr=subprocess.STDOUT, env=env, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert process.poll() is None, log.read_text()
+            try:
+                requests.get(f"http://127.0.0.1:{port}{API_PREFIX}/version", timeout=5)
+                break
+            except requests.ConnectionError:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+        running = psutil.Process(process.pid).children(recursive=True)  # the resource tracker
+        process.send_signal(signal.SIGTERM)
+        process.wait(60)
+        psutil.wait_procs(running, timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "leaked semaphore" not in log.read_text(), log.read_text()

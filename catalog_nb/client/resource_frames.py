@@ -113,6 +113,8 @@ RESOURCE_COLUMNS: tuple[Column, ...] = (
     Column("error", "string", "errorMsg"),
     Column("owner", "string"),
     Column("description", "string"),
+    Column("primary_key", "list", lambda r: list((r.get("inferredKeys") or {}).get("primaryKey")
+                                                 or [])),
     Column("virtual_folders", "list", "dataSetVirtualFolders"),
     Column("favorite", "bool"),
     Column("average_rating", "float", "averageRating"),
@@ -255,7 +257,7 @@ def custom_columns(
 FRAME_PROPERTIES: frozenset[str] = frozenset(
     {str(c.source or c.name).split(".")[0] for c in RESOURCE_COLUMNS if not callable(c.source)}
     | {"resourceType", "rowCount", "fieldCount", "timeOfLastProfile", "customProperties",
-       "fields", "tagAssociationViewList"}
+       "fields", "tagAssociationViewList", "inferredKeys"}
 )
 
 

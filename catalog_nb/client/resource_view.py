@@ -3,7 +3,9 @@
 ``cat.resource("demo_files", "crm/customers.csv")`` returns a :class:`Resource`. In Jupyter it
 renders as a summary and a table of its fields (``_repr_html_``); in a terminal ``repr`` prints
 the same as text. ``.fields`` is the frame of :data:`~catalog_nb.client.resource_frames.
-FIELD_COLUMNS`, ``.raw`` the service's JSON, and ``res["rowCount"]`` reads the JSON directly.
+FIELD_COLUMNS`, ``.inferred_keys`` the keys profiling inferred from the data, ``.joins`` its join
+conditions best first, ``.raw`` the service's JSON, and ``res["rowCount"]`` reads the JSON
+directly.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from catalog_nb.client.frames import to_frame
+from catalog_nb.client.relation_frames import JOIN_CONDITION_COLUMNS
 from catalog_nb.client.resource_frames import (
     RESOURCE_COLUMNS,
     custom_values,
@@ -24,7 +27,7 @@ from catalog_nb.client.resource_frames import (
     short_type,
 )
 
-__all__ = ["Resource"]
+__all__ = ["InferredKeys", "Resource"]
 
 #: Field columns shown by ``repr`` and ``_repr_html_`` (``.fields`` has them all).
 SUMMARY_FIELD_COLUMNS = (
@@ -62,6 +65,42 @@ def _short(value: Any, width: int = 40) -> Any:
     if isinstance(value, str) and len(value) > width:
         return value[: width - 1] + "…"
     return value
+
+
+@dataclass(frozen=True)
+class InferredKeys:
+    """The keys profiling inferred from a resource's data (its ``inferredKeys``): column
+    names. ``primary_key`` is one column, or empty when no column is unique (a composite key
+    may still be); ``composite_keys`` are pairs unique together while neither is alone.
+
+    Example::
+
+        cat.resource("demo_sql", "sales.order_items").inferred_keys.composite_keys
+        # [('order_id', 'line_no')]
+    """
+
+    primary_key: tuple[str, ...] = ()
+    unique_columns: tuple[str, ...] = ()
+    composite_keys: tuple[tuple[str, ...], ...] = ()
+
+    @classmethod
+    def from_json(cls, raw: Any) -> InferredKeys:
+        """The keys of an ``inferredKeys`` JSON (``None`` or missing parts: none)."""
+        raw = raw if isinstance(raw, Mapping) else {}
+        return cls(
+            primary_key=tuple(map(str, raw.get("primaryKey") or ())),
+            unique_columns=tuple(map(str, raw.get("uniqueColumns") or ())),
+            composite_keys=tuple(tuple(map(str, pair)) for pair in raw.get("compositeKeys") or ()),
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.primary_key or self.unique_columns or self.composite_keys)
+
+    def describe(self) -> str | None:
+        """One line for the resource summary: ``order_id; composite (a, b)``, or None."""
+        parts = [", ".join(self.primary_key)] if self.primary_key else []
+        parts += [f"composite ({', '.join(pair)})" for pair in self.composite_keys]
+        return "; ".join(parts) or None
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -143,6 +182,20 @@ class Resource(Mapping[str, Any]):
         """Custom property values, ``{name: value}``."""
         return custom_values(self.raw)
 
+    @property
+    def inferred_keys(self) -> InferredKeys:
+        """The keys profiling inferred from the data (``inferredKeys``): the primary key,
+        every unique column and the composite keys. A key declared by an SQL source is in
+        ``raw["sourceDetails"]["primaryKey"]``."""
+        return InferredKeys.from_json(self.raw.get("inferredKeys"))
+
+    @property
+    def joins(self) -> pd.DataFrame:
+        """Its join conditions (``joinConditions``), one row per condition, best score first:
+        the columns of :meth:`Catalog.join_conditions`."""
+        frame = to_frame(list(self.raw.get("joinConditions") or []), JOIN_CONDITION_COLUMNS)
+        return frame.sort_values("score", ascending=False, kind="stable").reset_index(drop=True)
+
     def to_series(self) -> pd.Series:
         """The row this resource has in :meth:`Catalog.resources` (without ``cp_`` columns)."""
         return to_frame([self.raw], RESOURCE_COLUMNS).iloc[0]
@@ -162,6 +215,7 @@ class Resource(Mapping[str, Any]):
             ("state", raw.get("resourceState")),
             ("status", raw.get("status")),
             ("error", raw.get("errorMsg")),
+            ("inferred key", self.inferred_keys.describe()),
             ("owner", raw.get("owner")),
             ("description", raw.get("description")),
             ("modified", _time(raw.get("timeOfResourceChange"))),

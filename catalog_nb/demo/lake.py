@@ -57,7 +57,6 @@ from catalog_nb.demo.lake_sql import (
 )
 from catalog_nb.demo.truth import (
     TRUTH_FILE,
-    Cardinality,
     ColumnTruth,
     DerivationTruth,
     JoinTruth,
@@ -65,6 +64,7 @@ from catalog_nb.demo.truth import (
     PartitionTruth,
     ResourceTruth,
     SqlTruth,
+    original_side,
 )
 
 __all__ = [
@@ -150,14 +150,15 @@ def _build_into(root: Path, seed: int, scale: float) -> LakeTruth:
     partitions = _write_files(root / FILES_DIR, company, frames)
     write_databases(root / SQL_DIR, company)
     frames.update(read_sql_resources(root / SQL_DIR))
+    derivations = tuple(DerivationTruth(*spec) for spec in DERIVATIONS)
     truth = LakeTruth(
         seed=seed, scale=scale, files_root=FILES_DIR,
         sql=SqlTruth(main=f"{SQL_DIR}/{MAIN_DB}",
                      schemas={name: f"{SQL_DIR}/{file}" for name, file in SCHEMA_FILES.items()}),
         resources=tuple(_resource(path, frame, partitions.get(path, ()))
                         for path, frame in frames.items()),
-        joins=tuple(_joins(frames)),
-        derivations=tuple(DerivationTruth(*spec) for spec in DERIVATIONS),
+        joins=tuple(_joins(frames, derivations)),
+        derivations=derivations,
         views=VIEWS,
     )
     (root / TRUTH_FILE).write_text(truth.to_json(), encoding="utf-8")
@@ -236,25 +237,41 @@ def _declared(left: tuple[str, str], right: tuple[str, str]) -> bool:
                for cols, table, refs in foreign_keys)
 
 
-def _joins(frames: dict[str, pd.DataFrame]) -> Iterable[JoinTruth]:
-    """Every pair of one key domain's columns that share values, oriented one-side first."""
+#: Share of the other side's distinct values a key must hold to join them: a lookup that
+#: misses more than one value in five (the top ten customers against every order) is no key
+#: of those values.
+HOLDS = 0.8
+
+
+def _joins(frames: dict[str, pd.DataFrame],
+           derivations: Iterable[DerivationTruth]) -> Iterable[JoinTruth]:
+    """The joins of issue 14: per key domain, each pair of partners (copy groups, named by
+    their originals) where one side is unique and holds the other's values, key side first.
+    Copies are lineage (never paired with each other); two foreign keys (N:M) are no join."""
+    derivations = tuple(derivations)
     for domain, members in JOIN_DOMAINS.items():
-        keys = {member: _keys(frames[member[0]][member[1]]) for member in members}
-        unique = {member: frames[member[0]][member[1]].dropna().is_unique for member in members}
-        for first, second in combinations(members, 2):
-            if first[0] == second[0] and not (_declared(first, second)
-                                              or _declared(second, first)):
+        # Copies of one column collapse onto the original's column: one join per partner.
+        sides = list(dict.fromkeys(
+            (resource, columns[0]) for resource, columns in
+            (original_side(derivations, path, [column]) for path, column in members)))
+        keys = {side: _keys(frames[side[0]][side[1]]) for side in sides}
+        unique = {side: frames[side[0]][side[1]].dropna().is_unique for side in sides}
+        for first, second in combinations(sides, 2):
+            declared = _declared(first, second) or _declared(second, first)
+            if first[0] == second[0] and not declared:
                 continue  # two columns of one table join only through a declared self-FK
             shared = keys[first] & keys[second]
             if not shared:
                 continue
-            left, right = (second, first) if unique[second] and not unique[first] else (
-                first, second)
-            cardinality: Cardinality = ("1:1" if unique[left] and unique[right]
-                                        else "1:N" if unique[left] else "N:M")
+            # the share of each side's values the other side, when unique, holds
+            held = {side: len(shared) / len(keys[side]) if unique[other] else 0.0
+                    for side, other in ((first, second), (second, first))}
+            left, right = (first, second) if held[second] >= held[first] else (second, first)
+            if held[right] < HOLDS and not declared:
+                continue  # no key side holding the other's values: N:M or a partial lookup
             yield JoinTruth(
                 domain=domain, left=left[0], left_columns=(left[1],), right=right[0],
-                right_columns=(right[1],), cardinality=cardinality,
+                right_columns=(right[1],), cardinality="1:1" if unique[right] else "1:N",
                 declared_fk=_declared(left, right),
                 left_in_right=round(len(shared) / len(keys[left]), 4),
                 right_in_left=round(len(shared) / len(keys[right]), 4),

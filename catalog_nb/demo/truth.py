@@ -9,17 +9,21 @@ a table or view by ``schema.table`` (``sales.orders``). File paths always contai
 names never do, so one string names one resource. Nested JSON fields are named with dots
 (``client.ip``), as profiling flattens them.
 
-``JoinTruth`` lists the key joins: identifiers and natural keys (ids, codes, order numbers, work
-emails) of one domain, every pair of resources that carry them. Columns copied by a derivation
-(``DerivationTruth.columns``) also contain each other's values, but names or postcodes are no
-join keys and are not listed. ``ViewTruth.columns`` is projection lineage: for each output column
-the input columns its value is computed from (columns used only in joins, filters or grouping
-are not listed).
+``JoinTruth`` lists the key joins as issue 14 defines a join: identifiers and natural keys (ids,
+codes, order numbers, work emails) of one domain, paired when one side is a key (unique) that
+holds the other side's values. Copies are lineage, not joins: the resources a derivation links
+(``DerivationTruth``: copies, subsets, filtered extracts) form one *copy group*, named by its
+original (:meth:`LakeTruth.original`), and a join is listed once per pair of partners, between
+the originals. Two foreign keys of one dimension (N:M, no key side) are no join. Names or
+postcodes are no join keys and are not listed. ``ViewTruth.columns`` is projection lineage:
+for each output column the input columns its value is computed from (columns used only in
+joins, filters or grouping are not listed).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -121,6 +125,24 @@ class DerivationTruth:
     predicate: str | None = None
 
 
+def original_side(derivations: Iterable[DerivationTruth], resource: str,
+                  columns: Iterable[str]) -> tuple[str, tuple[str, ...]]:
+    """A join side named by its copy group: the derivations' original resource, the columns
+    mapped up through each derivation's column map (renamed copies meet). A column that a
+    derivation computed belongs to the derived resource, which then names itself."""
+    up = {d.derived: d for d in derivations}
+    names = tuple(columns)
+    seen = set()
+    while resource in up and resource not in seen:
+        seen.add(resource)
+        derivation = up[resource]
+        if any(name not in derivation.columns for name in names):
+            break
+        names = tuple(derivation.columns[name] for name in names)
+        resource = derivation.source
+    return resource, names
+
+
 @dataclass(frozen=True)
 class ViewTruth:
     """A view: its SQL as stored in the database, the tables it reads, its column lineage.
@@ -178,6 +200,12 @@ class LakeTruth:
         """``(resource path, column, kind)`` of every sensitive column (of one ``kind``)."""
         return [(path, column, found) for (path, column), found in self.column_kinds().items()
                 if found is not None and (kind is None or found == kind)]
+
+    def original(self, resource: str, columns: Iterable[str]) -> tuple[str, tuple[str, ...]]:
+        """A join side named by its copy group (:func:`original_side` over these
+        derivations): ``("crm/customers.csv", ["contact"])`` is ``("sales.customers",
+        ("email",))``."""
+        return original_side(self.derivations, resource, columns)
 
     def files_path(self, lake: Path) -> Path:
         """The folder to register as the lake's FILE data source."""

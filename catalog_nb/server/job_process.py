@@ -30,6 +30,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event
 from typing import Any
 
+from catalog_nb.server.allocators import keep_freed_memory
 from catalog_nb.server.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,10 @@ def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
     store); the child applies the stored configuration before each job, as the parent's
     watcher does, returning a property whose stored value went to its ``startup`` value.
     """
+    # First, before profiling loads Arrow and Polars: their allocators read it when they load.
+    if not keep_freed_memory():
+        log.info("job process: Arrow or Polars loaded before the allocators were told to keep "
+                 "freed memory; only glibc's settings apply")
     from catalog_nb.server.jobs import run_job
     from catalog_nb.server.runtime_config import RuntimeConfig
     from catalog_nb.server.store import Store, share_write_turns

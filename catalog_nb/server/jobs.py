@@ -243,6 +243,11 @@ class JobRunner:
                 thread.join(CHILD_GONE_SECONDS)
         if self._turns is not None:
             share_write_turns(self.store.url, None)
+        # Let go of the semaphores shared with the children (their finalizers unlink them): a
+        # service stopped by a signal dies of it once shut down (uvicorn raises it again), so
+        # the exit handlers that would unlink them never run and Python's resource tracker
+        # then warns of leaked semaphores.
+        self._children, self._stop_children, self._turns = [], None, None
         if self._own_store:
             self.store.dispose()
 

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -90,17 +91,57 @@ def _key(left: Side, right: Side) -> frozenset[Side]:
     return frozenset({left, right})
 
 
+@dataclass
+class Tally:
+    """One group's figures: each condition counts once, recall over distinct foreign keys."""
+
+    found: int
+    true: int
+    false: int
+    missed: int
+    precision: float
+    recall: float
+    composite: bool
+
+    @property
+    def f1(self) -> float:
+        """The harmonic mean of precision and recall; 0 when both are."""
+        total = self.precision + self.recall
+        return 2 * self.precision * self.recall / total if total else 0.0
+
+
+TRUTH = frozenset(_key((t, c), (rt, rc)) for t, c, rt, rc in FOREIGN_KEYS)
+SINGLE = frozenset(_key((t, c), (rt, rc)) for t, c, rt, rc in FOREIGN_KEYS if len(c) == 1)
+GROUPS = (*REPRESENTATIONS, "mixed", "all")
+
+
+def tally(found: Iterable[frozenset[Side]]) -> Tally:
+    """Score predicted conditions (as :func:`_key` pairs) against the foreign keys; shared
+    with :mod:`.tpch_valentine` so both sides are scored by one rule."""
+    found = list(found)
+    pairs = set(found)
+    true = sum(pair in TRUTH for pair in found)
+    return Tally(found=len(found), true=true, false=len(found) - true,
+                 missed=len(SINGLE - pairs),
+                 precision=true / len(found) if found else 0.0,
+                 recall=len(pairs & SINGLE) / len(SINGLE),
+                 composite=bool(pairs & (TRUTH - SINGLE)))
+
+
+def group_of(left_kind: str, right_kind: str) -> str:
+    """The representation both sides are in, or "mixed"."""
+    return left_kind if left_kind == right_kind else "mixed"
+
+
 def score_joins(listed: list[dict[str, Any]], sources: dict[str, str]) -> bool:
     """Print precision and recall per representation and across; True when the targets hold."""
-    truth = {_key((t, c), (rt, rc)) for t, c, rt, rc in FOREIGN_KEYS}
-    single = {_key((t, c), (rt, rc)) for t, c, rt, rc in FOREIGN_KEYS if len(c) == 1}
+    truth, single = TRUTH, SINGLE
     composite = truth - single
     groups: dict[str, list[tuple[frozenset[Side], dict[str, Any]]]] = {}
     for condition in listed:
         left = (_table(condition["leftPath"]), tuple(condition["leftCols"]))
         right = (_table(condition["rightPath"]), tuple(condition["rightCols"]))
-        kinds = {sources[condition["leftSourceId"]], sources[condition["rightSourceId"]]}
-        group = kinds.pop() if len(kinds) == 1 else "mixed"
+        group = group_of(sources[condition["leftSourceId"]], sources[condition["rightSourceId"]])
         groups.setdefault(group, []).append((_key(left, right), condition))
         groups.setdefault("all", []).append((_key(left, right), condition))
     print(f"\nJoins: {len(listed)} conditions answered by GET /joincondition; truth: "
@@ -109,23 +150,21 @@ def score_joins(listed: list[dict[str, Any]], sources: dict[str, str]) -> bool:
           f"{'composite':>11}  target")
     all_met = True
     details: list[str] = []
-    for group in (*REPRESENTATIONS, "mixed", "all"):
+    for group in GROUPS:
         found = groups.get(group, [])
         pairs = {pair for pair, _ in found}
-        true_found = [(pair, c) for pair, c in found if pair in truth]
         false_found = [(pair, c) for pair, c in found if pair not in truth]
-        recall = len(pairs & single) / len(single)
-        precision = len(true_found) / len(found) if found else 0.0
-        has_composite = bool(pairs & composite)
-        line = (f"{group:<10}{len(found):>7}{len(true_found):>5}{len(false_found):>5}"
-                f"{len(single - pairs):>5}{precision:>11.2f}{recall:>8.2f}"
-                f"{'yes' if has_composite else 'no':>11}")
+        figures = tally(pair for pair, _ in found)
+        line = (f"{group:<10}{figures.found:>7}{figures.true:>5}{figures.false:>5}"
+                f"{figures.missed:>5}{figures.precision:>11.2f}{figures.recall:>8.2f}"
+                f"{'yes' if figures.composite else 'no':>11}")
         if group == "mixed":
             # Copies are merged: a table joins a partner's copy in another representation
             # only where its own representation lacks the partner, so this row has no target.
             print(f"{line}  (for the record)")
         else:
-            met = recall >= RECALL_TARGET and precision >= PRECISION_TARGET and has_composite
+            met = (figures.recall >= RECALL_TARGET and figures.precision >= PRECISION_TARGET
+                   and figures.composite)
             all_met &= met
             print(f"{line}  recall {RECALL_TARGET}, precision >= {PRECISION_TARGET}, composite:"
                   f" {'met' if met else 'NOT met'}")
@@ -179,13 +218,32 @@ def _connected(pairs: set[tuple[str, str]]) -> bool:
     return seen == set(REPRESENTATIONS)
 
 
-def run(scale: str, data: Path, folder: Path) -> bool:
+@dataclass
+class Discovered:
+    """What the catalog service answered about the three loaded representations."""
+
+    conditions: list[dict[str, Any]]
+    edges: list[dict[str, Any]]
+    sources: dict[str, str]  # data source key -> representation
+    seconds: float  # profiling + discovery, the three PROFILE jobs
+
+
+def load(scale: str, data: Path, folder: Path) -> tuple[Path, Path, Path]:
+    """TPC-H at this scale as CSV and Parquet folders (cached under ``data``) and an SQLite
+    database in ``folder``."""
     started = time.monotonic()
     csv_folder = ensure_tpch(data, scale, "csv")
     parquet_folder = ensure_tpch(data, scale, "parquet")
     database = load_sqlite(csv_folder, folder / "tpch.db")
     print(f"TPC-H SF{scale}: CSV {csv_folder}, Parquet {parquet_folder}, SQLite {database} "
           f"({time.monotonic() - started:.1f} s)")
+    return csv_folder, parquet_folder, database
+
+
+def discover(csv_folder: Path, parquet_folder: Path, database: Path,
+             folder: Path) -> Discovered:
+    """Profile the three representations through PROFILE jobs of an embedded catalog server
+    and read back its join conditions and inferred lineage."""
     server = EmbeddedServer(folder / "catalog", admin_password=PASSWORD,
                             data_roots=[csv_folder, parquet_folder, folder]).start()
     try:
@@ -202,11 +260,19 @@ def run(scale: str, data: Path, folder: Path) -> bool:
             sources[key] = kind
             job = api.run_job(key, "PROFILE")
             print(f"  {payload['name']}: {job['message']}")
-        print(f"Profiling + discovery: {time.monotonic() - clock:.1f} s")
-        joins_met = score_joins(api.every("/joincondition"), sources)
-        copies_met = score_copies(api.every("/lineage", lineageType="INFERRED"), sources)
+        seconds = time.monotonic() - clock
+        print(f"Profiling + discovery: {seconds:.1f} s")
+        return Discovered(api.every("/joincondition"),
+                          api.every("/lineage", lineageType="INFERRED"), sources, seconds)
     finally:
         server.stop()
+
+
+def run(scale: str, data: Path, folder: Path) -> bool:
+    started = time.monotonic()
+    found = discover(*load(scale, data, folder), folder)
+    joins_met = score_joins(found.conditions, found.sources)
+    copies_met = score_copies(found.edges, found.sources)
     met = joins_met and copies_met
     print(f"\nall targets: {'met' if met else 'NOT met'} ({time.monotonic() - started:.1f} s)")
     return met

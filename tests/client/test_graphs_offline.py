@@ -14,7 +14,13 @@ import responses
 
 from catalog_nb.client import BadRequestError, Catalog, NotFoundError, TruncatedResultWarning
 from catalog_nb.client.coverage import coverage_rows, tag_graph_from
-from catalog_nb.client.joins import flip_cardinality, join_graph_from_conditions, join_path_rows
+from catalog_nb.client.joins import (
+    condition_label,
+    flip_cardinality,
+    join_graph_from_conditions,
+    join_path_rows,
+    merge_copies,
+)
 from catalog_nb.client.lineage_graphs import impact_rows, lineage_from_answer, lineage_from_edges
 from catalog_nb.client.relation_frames import (
     IMPACT_COLUMNS,
@@ -27,6 +33,7 @@ from tests.client.mocks import API, error_body
 from tests.client.relation_mocks import (
     CONDITIONS,
     CUSTOMERS_DOWNSTREAM,
+    FILES,
     TOP_UPSTREAM,
     answer,
     edge,
@@ -115,6 +122,48 @@ def test_join_graph_min_score_and_scope() -> None:
     scoped = join_graph_from_conditions(CONDITIONS, scope=Scope(keys=frozenset({"prod"})))
     assert set(scoped.edges) == {("prod", "items")}
     assert scoped.nodes["items"]["in_scope"] is False
+
+
+def _copy_edge(up: dict[str, Any], down: dict[str, Any], kind: str,
+               renamed: dict[str, str]) -> dict[str, Any]:
+    """A ``GET /lineage`` record of an INFERRED edge of ``kind`` with its field lineage."""
+    return {**edge(up["key"], down["key"], "INFERRED", 1.0), "upstream": up, "downstream": down,
+            "evidence": {"kind": kind},
+            "fieldLineage": [{"downstreamField": d, "upstreamFields": [u]}
+                             for d, u in renamed.items()]}
+
+
+def test_copies_merge_into_one_node_keeping_the_strongest_condition_per_pair() -> None:
+    cust, csv = node("cust", "sales.customers"), node("csv", "crm/customers.csv", source=FILES)
+    lineage = [_copy_edge(cust, csv, "COPY", {"customer_id": "customer_id", "contact": "email"})]
+    graph = merge_copies(join_graph_from_conditions(CONDITIONS), lineage)
+    assert "csv" not in graph
+    members = graph.nodes["cust"]
+    assert members["members"] == ["cust", "csv"]
+    assert members["label"] == "sales.customers\n= crm/customers.csv"
+    assert members["source"] == "demo_sql"
+    # copies join each other on every column (j4, j5): lineage, not joins
+    assert not graph.has_edge("cust", "cust")
+    # the orders join the customers (j1, 1.0) and their CSV copy (j6, 0.88): one condition
+    edge_ = graph.edges["cust", "ord"]
+    assert [c["key"] for c in edge_["conditions"]] == ["j1"]
+    assert edge_["score"] == 1.0 and edge_["label"] == "customer_id"
+    assert graph.graph["copy_groups"] == 1 and graph.graph["resource_count"] == 6
+    assert graph.has_edge("emp", "emp")  # a declared self-join is no copy
+
+
+def test_only_copy_edges_merge_resources() -> None:
+    cust, csv = node("cust", "sales.customers"), node("csv", "crm/customers.csv", source=FILES)
+    lineage = [_copy_edge(cust, csv, "SUBSET", {"customer_id": "customer_id"})]
+    graph = merge_copies(join_graph_from_conditions(CONDITIONS), lineage)
+    assert set(graph.edges) == set(join_graph_from_conditions(CONDITIONS).edges)
+
+
+def test_condition_labels_read_from_the_foreign_side_to_the_key() -> None:
+    graph = join_graph_from_conditions(CONDITIONS)
+    assert graph.edges["cust", "csv"]["label"] == "customer_id\nemail ↔ contact"
+    assert condition_label({"left_cols": ["id"], "right_cols": ["manager_id"],
+                            "cardinality": "N:1"}) == "id → manager_id"
 
 
 def test_join_paths_rank_by_product_of_scores_and_orient_hops() -> None:

@@ -7,11 +7,19 @@ import csv
 import io
 from typing import Any
 
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
 import networkx as nx
 import pytest
 
 from catalog_nb.client import BadRequestError, Catalog, NotFoundError
+from catalog_nb.client.joins import DEFAULT_MIN_SCORE
 from catalog_nb.client.relation_frames import JOIN_CONDITION_COLUMNS, JOIN_PATH_COLUMNS
+from catalog_nb.notebook.drawing import draw_join_graph
+from catalog_nb.notebook.drawing_layout import component_layout, crossings, strongest_joins
 from tests.client.relation_lake import SQL, RelationLake
 
 
@@ -47,7 +55,7 @@ def test_declared_foreign_keys_are_conditions_with_score_one(lake: RelationLake)
 
 
 def test_join_graph_has_one_edge_per_joined_pair(lake: RelationLake) -> None:
-    graph = lake.cat.join_graph()
+    graph = lake.cat.join_graph(min_score=0, copies=False)
     listed = lake.cat.api.list_join_conditions()["list"]
     pairs = {frozenset((c["leftResourceId"], c["rightResourceId"])) for c in listed}
     assert {frozenset(edge) for edge in graph.edges} == pairs
@@ -66,9 +74,66 @@ def test_join_graph_has_one_edge_per_joined_pair(lake: RelationLake) -> None:
 
 
 def test_join_graph_min_score_drops_weaker_pairs(cat: Catalog) -> None:
-    full, strict = cat.join_graph(), cat.join_graph(min_score=0.95)
+    full = cat.join_graph(min_score=0, copies=False)
+    strict = cat.join_graph(min_score=0.95, copies=False)
     assert 0 < strict.number_of_edges() <= full.number_of_edges()
     assert all(data["score"] >= 0.95 for *_, data in strict.edges(data=True))
+
+
+def test_default_join_graph_keeps_documented_scores_and_merges_copies(lake: RelationLake) -> None:
+    graph = lake.cat.join_graph()
+    assert graph.graph["min_score"] == DEFAULT_MIN_SCORE == 0.85
+    assert all(score >= 0.85 for *_, score in graph.edges(data="score"))
+    # crm/customers.csv is a COPY of sales.customers: one node, named by the table
+    copies = [r for r in lake.cat.api.list_lineage(lineage_types=["INFERRED"])["list"]
+              if r["evidence"].get("kind") == "COPY"]
+    assert copies
+    customers, export = lake.key("sales.customers"), lake.key("crm/customers.csv")
+    assert {customers, export} <= {r["upstreamKey"] for r in copies} | {
+        r["downstreamKey"] for r in copies}
+    assert export not in graph
+    group = graph.nodes[customers]
+    assert group["members"][0] == customers and export in group["members"]
+    assert group["label"].splitlines() == ["sales.customers", "= crm/customers.csv"]
+    assert graph.graph["copy_groups"] >= 1
+    assert graph.graph["resource_count"] > graph.number_of_nodes()
+    # every member's joins are the group's: none between two members, one per pair and columns
+    for u, v, data in graph.edges(data=True):
+        assert u != v or all(c["origin"] == "DECLARED" for c in data["conditions"])
+        columns = [(tuple(c["left_cols"]), tuple(c["right_cols"])) for c in data["conditions"]]
+        assert len(columns) == len(set(columns))
+        assert data["conditions"] == sorted(data["conditions"], key=lambda c: -c["score"])
+    orders = graph.edges[customers, lake.key("sales.orders")]
+    assert orders["label"].splitlines()[0] == "customer_id"
+    unmerged = lake.cat.join_graph(copies=False)
+    assert graph.number_of_nodes() < unmerged.number_of_nodes()
+    assert graph.number_of_edges() <= unmerged.number_of_edges()
+
+
+def test_join_graph_of_a_scope_merges_copies_from_other_sources(lake: RelationLake) -> None:
+    graph = lake.cat.join_graph(SQL)
+    customers = lake.key("sales.customers")
+    assert lake.key("crm/customers.csv") in graph.nodes[customers]["members"]
+    assert graph.nodes[customers]["in_scope"] is True
+
+
+def test_draw_join_graph_of_the_lake_is_readable(lake: RelationLake) -> None:
+    graph = lake.cat.join_graph()
+    ax = draw_join_graph(graph)
+    labels = [t for t in ax.texts if t.get_gid() != "edge-label"]
+    edge_labels = [t.get_text() for t in ax.texts if t.get_gid() == "edge-label"]
+    assert len(labels) == graph.number_of_nodes()
+    assert "sales.customers\n= crm/customers.csv" in [t.get_text() for t in labels]
+    assert "customer_id" in edge_labels
+    drawn = strongest_joins(graph)
+    assert len(edge_labels) == drawn.number_of_edges() - nx.number_of_selfloops(drawn)
+    flat = nx.Graph(drawn)
+    flat.remove_edges_from(list(nx.selfloop_edges(flat)))
+    assert crossings(flat, component_layout(flat)) <= 2
+    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.overlaps(b)]
+    plt.close("all")
 
 
 def test_join_graph_scope_of_keys(lake: RelationLake) -> None:

@@ -22,6 +22,7 @@ from catalog_nb.client.frames import to_frame
 from catalog_nb.client.joins import join_graph_from_conditions
 from catalog_nb.client.lineage_graphs import lineage_from_answer, lineage_from_edges
 from catalog_nb.client.relation_frames import COVERAGE_COLUMNS
+from catalog_nb.notebook import drawing_layout as lay
 from catalog_nb.notebook.drawing import (
     draw_join_graph,
     draw_lineage,
@@ -170,13 +171,83 @@ def test_max_nodes_must_be_sensible() -> None:
 # -- joins ---------------------------------------------------------------------------------------
 
 
+def _node_labels(ax: Axes) -> list[str]:
+    return [t.get_text() for t in ax.texts if t.get_gid() != "edge-label"]
+
+
+def _edge_labels(ax: Axes) -> list[str]:
+    return [t.get_text() for t in ax.texts if t.get_gid() == "edge-label"]
+
+
 def test_join_graph_draws_every_resource_and_legends_sources_and_cardinalities() -> None:
     graph = join_graph_from_conditions(CONDITIONS)
-    ax = draw_join_graph(graph)
+    ax = draw_join_graph(graph, strongest=False)
     assert len(_nodes(ax).get_offsets()) == graph.number_of_nodes() == 6
-    assert len(ax.texts) == 6
+    assert len(_node_labels(ax)) == 6
     legend = _legend(ax)
     assert {"demo_sql", "demo_files", "1:N", "1:1"} <= set(legend)
+
+
+def test_join_graph_edges_carry_their_columns_from_the_foreign_side_to_the_key() -> None:
+    conditions = [
+        condition("o", ("orders", "db", "orders"), ["o_orderkey"], ("items", "db", "lineitem"),
+                  ["l_orderkey"], "1:N", 0.99),
+        condition("ps", ("partsupp", "db", "partsupp"), ["ps_partkey", "ps_suppkey"],
+                  ("items", "db", "lineitem"), ["l_partkey", "l_suppkey"], "1:N", 0.99),
+        condition("c", ("cust", "db", "customer"), ["custkey"], ("orders", "db", "orders"),
+                  ["custkey"], "1:N", 0.99),
+    ]
+    ax = draw_join_graph(join_graph_from_conditions(conditions))
+    assert sorted(_edge_labels(ax)) == [
+        "custkey", "l_orderkey → o_orderkey", "l_partkey, l_suppkey → ps_partkey, ps_suppkey"]
+    assert not _edge_labels(draw_join_graph(join_graph_from_conditions(conditions),
+                                            edge_labels=False))
+
+
+def test_join_graph_draws_the_strongest_join_of_each_referring_column() -> None:
+    # An order's customer id is contained in the customers and in two views of them: one edge,
+    # to the biggest key of the best score; the 1:1 views keep their own edge to the customers.
+    cust, rev, top = ("cust", "db", "customers"), ("rev", "db", "revenue"), ("top", "db", "top")
+    orders = ("ord", "db", "orders")
+    conditions = [
+        condition("a", cust, ["id"], orders, ["customer_id"], "1:N", 0.99),
+        condition("b", rev, ["id"], orders, ["customer_id"], "1:N", 0.99),
+        condition("c", top, ["id"], orders, ["customer_id"], "1:N", 0.86),
+        condition("d", cust, ["id"], rev, ["id"], "1:1", 0.99),
+        condition("e", cust, ["id"], top, ["id"], "1:1", 0.99),
+    ]
+    for item, distinct in zip(conditions, ("900", "400", "20", "900", "900"), strict=True):
+        item["stats"]["leftDistinct"] = distinct
+    for item, distinct in zip(conditions[3:], ("400", "20"), strict=True):
+        item["stats"]["rightDistinct"] = distinct
+    graph = join_graph_from_conditions(conditions)
+    kept = lay.strongest_joins(graph)
+    assert {frozenset(e) for e in kept.edges} == {
+        frozenset(("cust", "ord")), frozenset(("cust", "rev")), frozenset(("cust", "top"))}
+    assert kept.graph["hidden_joins"] == 2
+    ax = draw_join_graph(graph)
+    assert "2 weaker alternatives left out" in ax.get_title()
+    assert len(_edge_labels(ax)) == 3
+
+
+def test_join_graph_layout_of_a_planar_schema_crosses_no_edge() -> None:
+    # TPC-H's eight tables and ten joins: a planar graph drawn without a crossing.
+    tables = ["region", "nation", "supplier", "customer", "part", "partsupp", "orders",
+              "lineitem"]
+    pairs = [("region", "nation"), ("nation", "supplier"), ("nation", "customer"),
+             ("part", "partsupp"), ("supplier", "partsupp"), ("customer", "orders"),
+             ("orders", "lineitem"), ("part", "lineitem"), ("supplier", "lineitem"),
+             ("partsupp", "lineitem")]
+    conditions = [condition(f"{a}-{b}", (a, "db", a), ["k"], (b, "db", b), [f"{a}_k"], "1:N",
+                            0.99) for a, b in pairs]
+    graph = join_graph_from_conditions(conditions)
+    assert set(graph) == set(tables)
+    assert lay.crossings(graph, lay.component_layout(graph)) == 0
+    ax = draw_join_graph(graph)
+    boxes = [t.get_window_extent(ax.figure.canvas.get_renderer())  # type: ignore[attr-defined]
+             for t in ax.texts if t.get_gid() != "edge-label"]
+    overlapping = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.overlaps(b)]
+    assert not overlapping  # every table's label legible
 
 
 def _big_join_graph(count: int) -> nx.Graph:
@@ -316,7 +387,8 @@ def test_join_graph_components_do_not_overlap_and_a_dense_one_is_a_circle() -> N
     ]
     conditions.append(condition("p", ("a", "src1", "s.a"), ["x"], ("b", "src1", "s.b"), ["x"],
                                 "1:N", 0.8))
-    ax = draw_join_graph(join_graph_from_conditions(conditions))
+    # every pair of the clique drawn (a key shared by many resources), not only the strongest
+    ax = draw_join_graph(join_graph_from_conditions(conditions), strongest=False)
     where = {t.get_text(): np.array(_where(t)) for t in ax.texts}
     clique = np.array([where[f"s.k{i}"] for i in range(8)])
     centre = clique.mean(axis=0)

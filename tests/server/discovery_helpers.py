@@ -17,7 +17,7 @@ from catalog_nb.server.store.schema import data_resources, tag_associations, tag
 from tests.conftest import Server
 
 FIRST = ("Ana", "Bruno", "Chloé", "Dmitri", "Emma", "Farid", "Grace", "Hugo", "Ines", "Jonas",
-         "Keiko", "Liam", "Maya", "Noah", "Olga", "Paul", "Quinn", "Rosa", "Sven", "Tara")
+         "Kenji", "Liam", "Maya", "Noah", "Olga", "Paul", "Quinn", "Rosa", "Sven", "Tara")
 LAST = ("Almeida", "Berger", "Costa", "Dubois", "Eriksen", "Fischer", "García", "Haddad",
         "Ivanova", "Jansen", "Kowalski", "Larsen", "Moreau", "Novak", "Okafor", "Petrov")
 
@@ -72,9 +72,9 @@ def people_file(rows: int = 40, seed: int = 3) -> str:
 
 
 #: What discovery must suggest on ``people_file`` (field -> built-in tag), and nothing else.
-PEOPLE_TAGS = {"handle": "EmailAddress", "line": "PhoneNumber", "doc": "NationalId",
-               "plastic": "PaymentCard", "born_on": "DateOfBirth", "zone": "PostalCode",
-               "origin": "IPAddress", "acct": "IBAN"}
+PEOPLE_TAGS = {"who": "PersonName", "handle": "EmailAddress", "line": "PhoneNumber",
+               "doc": "NationalId", "plastic": "PaymentCard", "born_on": "DateOfBirth",
+               "zone": "PostalCode", "origin": "IPAddress", "acct": "IBAN"}
 
 
 def write(folder: Path, files: dict[str, str]) -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -13,14 +14,14 @@ from sqlalchemy import delete, insert, select, update
 
 from catalog_nb.demo import lake_values
 from catalog_nb.server.bootstrap import bootstrap, seed_builtin_tags
-from catalog_nb.server.discovery import checks
+from catalog_nb.server.discovery import checks, person_names
 from catalog_nb.server.discovery.builtin import BUILTIN_TAGS, DOMAIN_NAME, BuiltinTag, check_of
 from catalog_nb.server.discovery.regex_rules import Matcher, score_values
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
 from catalog_nb.server.store.common import fold, new_key, now_ms
 from catalog_nb.server.store.schema import tag_domains, tags
-from tests.conftest import Server
+from tests.conftest import ADMIN_PASSWORD, ADMIN_USER, Server
 
 BY_NAME = {tag.name: tag for tag in BUILTIN_TAGS}
 RNG = np.random.default_rng(5)
@@ -52,6 +53,16 @@ POSITIVE = {
              "DE89 3704 0044 0532 0130 00", "GB82WEST12345698765432"],
     "DateOfBirth": ["1947-04-23", "1990-12-31T00:00:00", "23.04.1961", "04/23/1961"],
     "PostalCode": ["02134", "96147-1234", "K1A 0B1", "SW1A 1AA", "1012 AB"],
+    "URL": ["https://www.example.com/u/42?tab=1", "http://shop.acme-outfitters.example/p/1",
+            "www.example.org", "ftp://files.example.co.uk/a.csv", "http://10.0.0.1:8080/x"],
+    "MACAddress": ["00:1A:2b:3c:4D:5e", "00-1a-2b-3c-4d-5e", "001a.2b3c.4d5e"],
+    "CryptoWallet": ["1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2", "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy",
+                     "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+                     "BC1QAR0SRRR7XFKVY5L643LYDNW9RE59GTZZWF5MDQ",
+                     "bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297"],
+    "Passport": ["C03005988", "987654320", "AB7261934"],
+    "DriverLicense": ["D7391624", "MORGA657054SM9IJ", "S82736451", "829104736"],
+    "NHSNumber": ["943 476 5919", "9434765919", "401-023-2137"],
 }
 NEGATIVE = {
     "EmailAddress": ["ana.lytic@", "@example.org", "ana lytic@example.org", "ana@localhost",
@@ -68,6 +79,16 @@ NEGATIVE = {
     "DateOfBirth": ["2023-11-08T20:12:07", "2020-01-01", "1850-06-01", "2003-02-30", "Mar 1990",
                     "19470423"],
     "PostalCode": ["1234", "123456", "PRD-22124-W", "CC-100", "k1a 0b1", "2024-01-05"],
+    "URL": ["/p/PRD-22124-W", "example.com", "http://localhost/", "https://exa mple.com",
+            "mailto:ana@example.org", "http://a.b.123/", "https://www.google.com:99999/"],
+    "MACAddress": ["00:1A:2b-3c:4D:5e", "00:00:00:00:00:00", "FF:FF:FF:FF:FF:FF",
+                   "00:1A:2b:3c:4D", "3.12.0.45", "0a1b2c3d4e5f"],
+    "CryptoWallet": ["1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN3", "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLz",
+                     "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdr",
+                     "bc1QAR0SRRR7XFKVY5L643LYDNW9RE59GTZZWF5MDQ", "PRD-22124-W"],
+    "Passport": ["000000000", "123456789", "PRD-22124-W", "12345"],
+    "DriverLicense": ["MORGA613054SM9IJ", "99999657054SM9IJ", "11111111", "SO-2024-000325"],
+    "NHSNumber": ["943 476 5918", "4010232138", "1111111111", "(647) 897-3504"],
 }
 
 
@@ -113,8 +134,28 @@ def test_checks() -> None:
     assert not checks.date_of_birth("1980-01-01T12:30:00", today)
 
 
+def test_new_checks() -> None:
+    assert checks.CHECKS["url"].field is not None
+    assert not checks.CHECKS["url"].field(["https://www.google.com/"] * 30)
+    assert checks.CHECKS["url"].field([f"https://example.org/u/{i}" for i in range(10)])
+    passport, licence = checks.CHECKS["passport"], checks.CHECKS["driving-licence"]
+    for name in ("passport_no", "PassportNumber", "numero_passeport", "Reisepass.Nr"):
+        assert passport.context_holds(name), name
+    for name in ("ref_no", "passenger_id", "account"):
+        assert not passport.context_holds(name), name
+    for name in ("driver_license", "DL_NUMBER", "licenceNo", "führerschein_nr"):
+        assert licence.context_holds(name), name
+    assert not licence.context_holds("customer_ref")
+    # NHS numbers written like phone numbers are not phone numbers (one random number in
+    # eleven has a valid check digit).
+    phone = checks.CHECKS["phone"]
+    assert phone.field is not None
+    assert not phone.field(["943 476 5919", "401 023 2137"])
+    assert phone.field(["(647) 897-3504", "510.958.3467", "244-589-0674"])
+
+
 def test_definitions_are_consistent() -> None:
-    assert len(BUILTIN_TAGS) == 9 and len(BY_NAME) == 9
+    assert len(BUILTIN_TAGS) == 15 and len(BY_NAME) == 15
     for tag in BUILTIN_TAGS:
         assert tag.sensitivity is not None and 0 < tag.min_score <= 1
         assert tag.regex or tag.check or tag.learning, tag.name
@@ -160,7 +201,7 @@ def test_first_start_creates_the_domain_and_its_tags(store: Store) -> None:
 
 def test_seeding_again_changes_nothing_and_keeps_what_people_tuned(store: Store) -> None:
     with store.write() as conn:
-        assert seed_builtin_tags(conn)["created"] == 9
+        assert seed_builtin_tags(conn)["created"] == len(BUILTIN_TAGS)
     with store.write() as conn:
         conn.execute(update(tags).where(tags.c.name == "EmailAddress")
                      .values(min_score=0.5, enable=False, synonyms=["courriel"]))
@@ -168,21 +209,23 @@ def test_seeding_again_changes_nothing_and_keeps_what_people_tuned(store: Store)
         conn.execute(update(tags).where(tags.c.name == "IBAN").values(reg_ex="[A-Z]{2}.*"))
     before = _builtins(store)
     with store.write() as conn:
-        assert seed_builtin_tags(conn) == {"created": 0, "refreshed": 1, "unchanged": 8}
+        assert seed_builtin_tags(conn) == {"created": 0, "refreshed": 1,
+                                           "unchanged": len(BUILTIN_TAGS) - 1}
     after = _builtins(store)
     assert after["IBAN"]["reg_ex"] == BY_NAME["IBAN"].regex
     email = after["EmailAddress"]
     assert (email["min_score"], email["enable"], email["synonyms"]) == (0.5, False, ["courriel"])
     assert email["changed_ms"] == before["EmailAddress"]["changed_ms"]
     with store.write() as conn:
-        assert seed_builtin_tags(conn) == {"created": 0, "refreshed": 0, "unchanged": 9}
+        assert seed_builtin_tags(conn) == {"created": 0, "refreshed": 0,
+                                           "unchanged": len(BUILTIN_TAGS)}
 
 
 def test_a_store_lacking_the_builtins_gets_them_on_the_next_start(store: Store) -> None:
     with store.write() as conn:
         seed_builtin_tags(conn)
         conn.execute(delete(tags).where(tags.c.name.in_(["IBAN", "PostalCode"])))
-    assert len(_builtins(store)) == 7
+    assert len(_builtins(store)) == len(BUILTIN_TAGS) - 2
     with store.write() as conn:
         bootstrap(conn, Settings(admin_password="second-start-pw"))
     assert set(_builtins(store)) == set(BY_NAME)
@@ -206,3 +249,70 @@ def test_peoples_own_domain_of_that_name_is_left_alone(
 def test_a_running_service_has_the_builtins(server: Server) -> None:
     found = _builtins(server.store)
     assert set(found) == set(BY_NAME)
+
+
+#: The built-in tags of the release before cold person names and the Presidio-style tags.
+EARLIER_RELEASE = ("EmailAddress", "PhoneNumber", "NationalId", "PaymentCard", "IPAddress",
+                   "IBAN", "DateOfBirth", "PostalCode", "PersonName")
+
+
+def test_a_store_of_an_earlier_release_gets_the_new_tags_when_a_server_starts(
+    store_url: str, make_server: Callable[..., Server]
+) -> None:
+    with Store(store_url) as earlier:
+        earlier.migrate()
+        with earlier.write() as conn:
+            bootstrap(conn, Settings(admin_user=ADMIN_USER, admin_password=ADMIN_PASSWORD))
+            conn.execute(delete(tags).where(tags.c.name.not_in(EARLIER_RELEASE)))
+            # PersonName as that release defined it: learning only, on fields of any type
+            conn.execute(update(tags).where(tags.c.name == "PersonName").values(
+                regex_filter_class=None, min_score=0.7))
+        assert set(_builtins(earlier)) == set(EARLIER_RELEASE)
+    server = make_server(db_url=store_url)
+    found = _builtins(server.store)
+    assert set(found) == set(BY_NAME)
+    for name in set(BY_NAME) - set(EARLIER_RELEASE):
+        assert found[name]["reg_ex"] == BY_NAME[name].regex, name
+        assert found[name]["enable"] is True and found[name]["state"] == "ACCEPTED"
+    person = found["PersonName"]
+    assert person["regex_filter_class"] == "STRING"  # refreshed: a code-owned column
+    assert person["min_score"] == 0.7  # kept: people may tune it
+    assert server.session().get("/tag", params={"domainKey": person["domain_key"]}).json()
+
+
+# --------------------------------------------------------------------------------- PersonName
+
+
+def test_person_name_shape() -> None:
+    for value in ("Anne-Marie Dubois", "Seán O'Brien", "Ludwig van Beethoven", "Dr. Ana Costa",
+                  "García, María", "Jan de Vries", "J. R. Smith", "Björk"):
+        assert person_names.name_tokens_of(value) is not None, value
+    for value in ("Acme Outfitters Boston", "Johnson LLC", "Port Jennifer", "Saint-Denis",
+                  "ana berger", "IBM", "SO-2024-000325", "A B C D E F", "Main Street",
+                  "Smith, Jones and Lee, Inc", "42 Anne Street", ""):
+        assert person_names.name_tokens_of(value) is None, value
+
+
+def test_person_name_dictionary_and_context() -> None:
+    assert len(person_names.given_names()) > 20_000  # Faker's given names, every locale
+    assert person_names.is_known("Antônio") and person_names.is_known("anne-marie")
+    assert not person_names.is_known("Outfitters")
+    assert person_names.context_of("manager.name") == person_names.STRONG_CONTEXT
+    assert person_names.context_of("Nachname") == person_names.STRONG_CONTEXT
+    assert person_names.context_of("label") == person_names.WEAK_CONTEXT
+    assert person_names.context_of("c_addr") == 0.0
+    assert person_names.context_of("city_name") is None
+    assert person_names.context_of("productName") is None
+
+
+def test_person_name_score() -> None:
+    full = ["Ana Berger", "Hugo Costa", "Ines Novak", "Paul Larsen", "Maya Okafor"]
+    surnames = ["Berger", "Costa", "Novak", "Larsen", "Okafor", "Haddad", "Petrov", "Moreau"]
+    assert person_names.person_name_score("x", full) == 1.0
+    assert person_names.person_name_score("surname", surnames) >= 0.8
+    assert person_names.person_name_score("code", surnames) < 0.5
+    assert person_names.person_name_score("city", full) == 0.0  # a negative field name
+    assert person_names.person_name_score("name", ["Ana Berger"] * 30) == 0.0  # a constant
+    assert person_names.person_name_score("name", []) == 0.0
+    products = ["Rustic Tent", "Sleek Jacket", "Trail Boot", "Alpine Lamp", "Urban Stove"]
+    assert person_names.person_name_score("name", products) < 0.5

@@ -3,9 +3,10 @@
 The lake (``tests/server/lake.py``, scale 0.05) is profiled into a server's own store with the
 real profiling library; ``discovery.joins.discover`` then runs over it as a job would run it,
 and what it stored is read back from ``join_conditions`` and compared with ``truth.joins``.
-Floors below were measured on this lake without tag discovery (precision 0.76, recall 0.67 for
-discovered joins; the benchmark, with it, measures 0.96 and 0.76 at scale 1) and
-leave a margin; declared keys must all be found.
+Floors below were measured on this lake without tag discovery or file lineage, joins counted
+as issue 14 counts them (one per pair of partners; precision 0.88, recall 0.79 for discovered
+joins; the benchmark, with both, measures 0.92 and 0.79 at scale 1) and leave a margin;
+declared keys must all be found.
 """
 
 from __future__ import annotations
@@ -97,15 +98,28 @@ def test_every_declared_foreign_key_is_stored_as_certain(
     assert self_join["origin"] == "DECLARED" and self_join["left_in_right"] < 0.5
 
 
+def partners(truth: LakeTruth, row: dict[str, Any]) -> frozenset[Side]:
+    """A stored condition's sides named by their copy groups, as the truth lists joins."""
+    return frozenset({truth.original(row["left_path"], row["left_cols"]),
+                      truth.original(row["right_path"], row["right_cols"])})
+
+
 def test_discovered_joins_reach_the_measured_floors(lake_server: Server, truth: LakeTruth) -> None:
     expected = {k for k, j in truth_pairs(truth).items() if not j.declared_fk}
-    found = {pair(r) for r in stored(lake_server) if r["origin"] == "DISCOVERED"}
+    # Scored as the truth counts joins (issue 14): one per pair of partners. Conditions
+    # between two copies of one table are left to file lineage, which this module does not
+    # run before joins (a PROFILE job does: tests.benchmarks.relation_quality scores that).
+    by_pair = {}
+    for row in sorted(stored(lake_server), key=lambda r: -r["score"]):
+        sides = partners(truth, row)
+        if len({resource for resource, _ in sides}) == 2:
+            by_pair.setdefault(sides, row)
+    found = {k for k, r in by_pair.items() if r["origin"] == "DISCOVERED"}
     hits = found & expected
     precision, recall = len(hits) / len(found), len(hits) / len(expected)
     assert precision >= 0.7, (precision, sorted(map(sorted, found - expected)))
     assert recall >= 0.6, (recall, sorted(map(sorted, expected - found)))
     # Cardinality of the true ones agrees with the generated data.
-    by_pair = {pair(r): r for r in stored(lake_server)}
     right = sum(1 for k in hits if by_pair[k]["cardinality"] == truth_pairs(truth)[k].cardinality)
     assert right / len(hits) >= 0.95
 

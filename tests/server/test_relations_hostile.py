@@ -145,9 +145,8 @@ def test_a_table_without_a_key_joins_nothing(
     http = _profiled(make_server, folder)
     assert _joins(http) == set()
     listed = _every(http, "/dataresource/metadata")
-    details = {r["resourcePath"]: r.get("sourceDetails") or {} for r in listed}
-    keys = details["events.csv"].get("inferredKeys") or {}
-    assert not keys.get("primaryKey") and not keys.get("compositeKeys"), keys
+    keys = {r["resourcePath"]: r["inferredKeys"] for r in listed}["events.csv"]
+    assert keys == {"primaryKey": [], "uniqueColumns": [], "compositeKeys": []}, keys
 
 
 def test_all_null_and_constant_columns_join_nothing(
@@ -179,9 +178,9 @@ def test_a_composite_key_where_no_column_is_unique_is_one_two_column_condition(
     # Neither column alone is a key, so neither joins alone.
     assert not [c for c in found if len(c[1]) == 1], found
     listed = _every(http, "/dataresource/metadata")
-    details = {r["resourcePath"]: r.get("sourceDetails") or {} for r in listed}
-    assert details["daily_weather.csv"]["inferredKeys"]["compositeKeys"] == [
-        ["day", "station_code"]]
+    keys = {r["resourcePath"]: r["inferredKeys"] for r in listed}
+    assert keys["daily_weather.csv"]["compositeKeys"] == [["day", "station_code"]]
+    assert "inferredKeys" not in listed[0]["sourceDetails"]
 
 
 def test_a_measure_whose_values_lie_in_an_id_column_is_no_foreign_key(

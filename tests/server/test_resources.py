@@ -46,7 +46,7 @@ OPTIONAL = (
     "reportedFields", "dataSetPathSpecs", "experts", "joinConditions", "fields",
     "detailedStatus", "tagAssociationViewList",
 )
-EXTRAS = ("encoding", "collectionKey", "memberPaths", "sourceDetails")
+EXTRAS = ("encoding", "collectionKey", "memberPaths", "sourceDetails", "inferredKeys")
 FIELD_KEYS = {"name", "displayName", "description", "comment", "dataType", "nullable",
               "position", "properties", "tags"}
 

@@ -21,8 +21,25 @@ IPAddress         REGEX   IPv4 / IPv6 that ``ipaddress`` accepts, in fields of 1
 IBAN              REGEX   country, check digits, BBAN (grouped or not), ISO 7064 mod-97
 DateOfBirth       VALUE   dates giving an age of 14-120 years (no time of day); also learning
 PostalCode        REGEX   US ZIP / ZIP+4, Canada, United Kingdom, Netherlands; text fields only
-PersonName        VALUE   learning only: fields resembling those people tagged
+PersonName        VALUE   a field scorer (``person_names``): a given-names dictionary, the
+                          values' shape and the field's name; also learning
+URL               REGEX   http(s)/ftp URLs and ``www.`` hosts with a real domain, in fields
+                          of 10+ distinct addresses (a few fixed sites are no personal data)
+MACAddress        REGEX   EUI-48 in colon, hyphen or Cisco dot notation; not all 0s or 1s
+CryptoWallet      REGEX   Bitcoin P2PKH/P2SH (Base58Check) and SegWit (Bech32/Bech32m)
+                          addresses, checksum verified
+Passport          REGEX   US (9 digits, letter + 8 digits) and UK (2 letters + 7 digits) forms;
+                          no checksum exists, so the field's name must say passport
+DriverLicense     REGEX   US state forms and the UK DVLA form (surname, month and day of
+                          birth checked); the field's name must say driving licence
+NHSNumber         REGEX   ten digits (3-3-4), NHS modulus-11 check digit
 ================  ======  ==================================================================
+
+The tags after PersonName follow Microsoft Presidio's predefined pattern recognisers (``URL``,
+``MAC_ADDRESS``, ``CRYPTO``, ``US_PASSPORT`` / ``UK_PASSPORT``, ``US_DRIVER_LICENSE`` /
+``UK_DRIVING_LICENCE``, ``UK_NHS``) with the same checksums where a format has one; Presidio's
+context words, which raise a weak pattern's score in running text, become here a requirement
+on the field's name (``Check.context``) for the formats that have no checksum.
 
 ``regexFilterClass`` names the field data types a tag's rules look at (comma-separated
 ``DataType`` names, see ``runner.filter_types``; empty: any). Postal codes and phone numbers
@@ -109,6 +126,21 @@ _POSTAL = (
     r"|\d{4} ?[A-Z]{2}"  # Netherlands
 )
 
+_URL = r"(?i)(?:https?|ftps?)://[^\s/?#]+(?:[/?#]\S*)?|www\.[^\s/?#]+(?:[/?#]\S*)?"
+_MAC = (
+    r"[0-9A-Fa-f]{2}(?:[:-][0-9A-Fa-f]{2}){5}"  # 00:1a:2b:3c:4d:5e (also with hyphens)
+    r"|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}"  # Cisco's 001a.2b3c.4d5e
+)
+_BITCOIN = (
+    r"[13][1-9A-HJ-NP-Za-km-z]{25,34}"  # legacy P2PKH / P2SH, Base58
+    r"|(?:bc|BC|tb|TB)1[02-9AC-HJ-NP-Zac-hj-np-z]{6,87}"  # SegWit, Bech32 / Bech32m
+)
+_LICENCE = (
+    r"[A-Z]{1,2}\d{3,14}"  # US states: one or two letters and digits (CA A1234567...)
+    r"|\d{2}[A-Z]{3}\d{5}|\d{3}[A-Z]{2}\d{4}|\d{7,9}[A-Z]?|\d{6,14}"  # digit-led states
+    r"|[A-Z9]{5}\d{6}[A-Z9]{2}\d[A-Z]{2}"  # UK DVLA
+)
+
 BUILTIN_TAGS: tuple[BuiltinTag, ...] = (
     BuiltinTag(
         "EmailAddress", "An e-mail address.", Sensitivity.CONFIDENTIAL, regex=_EMAIL,
@@ -154,8 +186,41 @@ BUILTIN_TAGS: tuple[BuiltinTag, ...] = (
     ),
     BuiltinTag(
         "PersonName", "A person's name.", Sensitivity.CONFIDENTIAL, tag_state=TagState.VALUE,
-        filter_class=None, learning=True,
+        check="person-name", learning=True,
         synonyms=("name", "full name", "first name", "last name", "surname"),
+    ),
+    BuiltinTag(
+        "URL", "A web address (http, https or ftp URL, or www. host).", Sensitivity.INTERNAL,
+        regex=_URL, min_len=8, max_len=2048, check="url",
+        synonyms=("url", "link", "website", "web address"),
+    ),
+    BuiltinTag(
+        "MACAddress", "A network card's hardware (MAC, EUI-48) address.",
+        Sensitivity.CONFIDENTIAL, regex=_MAC, min_len=14, max_len=17, check="mac-address",
+        synonyms=("mac", "mac address", "hardware address", "device id"),
+    ),
+    BuiltinTag(
+        "CryptoWallet", "A Bitcoin wallet address, with a valid Base58Check or Bech32 checksum.",
+        Sensitivity.RESTRICTED, regex=_BITCOIN, min_len=26, max_len=90, check="bitcoin",
+        synonyms=("wallet", "bitcoin address", "btc address", "crypto address"),
+    ),
+    BuiltinTag(
+        "Passport", "A passport number (US, UK and similar forms), in a field named so.",
+        Sensitivity.RESTRICTED, regex=r"[A-Z]{0,2}\d{7,9}", min_len=7, max_len=9,
+        filter_class="STRING,LONG", check="passport",
+        synonyms=("passport", "passport number", "travel document"),
+    ),
+    BuiltinTag(
+        "DriverLicense", "A driving licence number (US state and UK DVLA forms), in a field "
+        "named so.", Sensitivity.RESTRICTED, regex=_LICENCE, min_len=4, max_len=20,
+        filter_class="STRING,LONG", check="driving-licence",
+        synonyms=("driver license", "driving licence", "dl number", "licence number"),
+    ),
+    BuiltinTag(
+        "NHSNumber", "A UK National Health Service number, with a valid modulus-11 check digit.",
+        Sensitivity.RESTRICTED, regex=r"\d{3}[- ]?\d{3}[- ]?\d{4}", min_len=10, max_len=12,
+        filter_class="STRING,LONG", check="nhs-mod11",
+        synonyms=("nhs number", "nhs no", "health number"),
     ),
 )
 

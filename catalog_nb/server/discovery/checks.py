@@ -6,8 +6,13 @@ regular expression matches *and* the value check passes; a field-level check tha
 tag from being suggested for that field at all. Each check has a rule name (``check:luhn``...)
 that discovery records in the association's ``rules``.
 
-The checks are deliberately about the values' own structure (check digits, address syntax,
-plausible ranges), never about column names or any particular data set.
+The checks are about the values' own structure (check digits, address syntax, plausible
+ranges), never about any particular data set. Column names count in two places only, both
+declared on the check: formats without a checksum that any identifier could have (passport and
+driving licence numbers, ``Check.context``), and person names (``Check.scorer``), where a field
+called ``surname`` says what a column of capitalised words alone cannot. The checks modelled on
+Microsoft Presidio's recognisers live in :mod:`.id_checks`, the person-name scorer in
+:mod:`.person_names`.
 """
 
 from __future__ import annotations
@@ -18,11 +23,16 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from catalog_nb.server.discovery import id_checks, person_names
+
 #: Oldest and youngest ages a date of birth in a business record plausibly gives.
 MAX_AGE_YEARS = 120
 MIN_AGE_YEARS = 14
 #: Fewest distinct addresses in a field of client IP addresses (see ``many_addresses``).
 MIN_DISTINCT_ADDRESSES = 10
+
+#: Share of valid NHS check digits above which phone-shaped numbers are NHS numbers.
+NHS_SHARE = 0.5
 
 _DIGITS = re.compile(r"\d")
 _DATE_FORMS = (
@@ -108,6 +118,17 @@ def phone_digits(value: str) -> bool:
     return 10 <= len(digits_of(value)) <= 15
 
 
+def not_health_numbers(sample: Sequence[str]) -> bool:
+    """Whether a field of phone-shaped numbers is not a field of NHS numbers.
+
+    NHS numbers are written ``943 476 5919``, as US phone numbers are; one random number in
+    eleven carries a valid modulus-11 check digit, so a field whose values nearly all do holds
+    NHS numbers.
+    """
+    passing = sum(1 for value in sample if id_checks.nhs_number(value))
+    return passing < NHS_SHARE * len(sample)
+
+
 def date_of_birth(value: str, today: dt.date | None = None) -> bool:
     """Whether ``value`` is a calendar date that gives a living person's plausible age.
 
@@ -131,12 +152,37 @@ def date_of_birth(value: str, today: dt.date | None = None) -> bool:
 
 @dataclass(frozen=True)
 class Check:
-    """An extra check of a tag: a per-value predicate and an optional per-field one."""
+    """An extra check of a tag: a per-value predicate and an optional per-field one.
+
+    ``context`` lists field-name tokens of which one must be in the field's name for the tag to
+    be suggested at all: formats without a checksum that any identifier could have (passport
+    numbers) are only told apart by what the column is called. ``scorer``, when set, replaces the
+    share of passing values as the weight: ``scorer(field name, sampled values)`` judges the
+    field as a whole (person names, :mod:`.person_names`).
+    """
 
     rule: str
     value: Callable[[str], bool]
     field: Callable[[Sequence[str]], bool] | None = None
+    context: frozenset[str] = frozenset()
+    scorer: Callable[[str, Sequence[str]], float] | None = None
 
+    def context_holds(self, field_name: str) -> bool:
+        """Whether the field's name satisfies ``context`` (always, when there is none)."""
+        if not self.context:
+            return True
+        return bool(self.context & person_names.field_tokens(field_name))
+
+
+#: Field-name tokens that say a column holds passport numbers (en, fr, de, es, it, nl, pt).
+PASSPORT_CONTEXT = frozenset({"passport", "passports", "passeport", "reisepass", "pass",
+                              "pasaporte", "passaporto", "paspoort", "passaporte", "ppn"})
+#: Field-name tokens that say a column holds driving licence numbers.
+DRIVING_LICENCE_CONTEXT = frozenset({
+    "driver", "drivers", "driving", "licence", "license", "dl", "dln", "fuehrerschein",
+    "führerschein", "fuhrerschein", "permis", "licencia", "carnet", "patente", "rijbewijs",
+    "carta", "cnh",
+})
 
 #: The checks built-in tags refer to by name (``BuiltinTag.check``).
 CHECKS: dict[str, Check] = {
@@ -144,6 +190,17 @@ CHECKS: dict[str, Check] = {
     "mod97": Check("check:mod97", iban_mod97),
     "ip-address": Check("check:ip-address", ip_address, many_addresses),
     "ssn": Check("check:ssn", us_ssn),
-    "phone": Check("check:phone-digits", phone_digits),
+    "phone": Check("check:phone-digits", phone_digits, not_health_numbers),
     "date-of-birth": Check("check:date-of-birth", date_of_birth),
+    "url": Check("check:url", id_checks.url, id_checks.many_urls),
+    "mac-address": Check("check:mac-address", id_checks.mac_address),
+    "bitcoin": Check("check:bitcoin-checksum", id_checks.bitcoin_address),
+    "nhs-mod11": Check("check:nhs-mod11", id_checks.nhs_number),
+    "passport": Check("check:passport-context", id_checks.document_number,
+                      context=PASSPORT_CONTEXT),
+    "driving-licence": Check("check:driving-licence-context", id_checks.driving_licence,
+                             context=DRIVING_LICENCE_CONTEXT),
+    "person-name": Check("check:person-name",
+                         lambda value: person_names.name_tokens_of(value) is not None,
+                         scorer=person_names.person_name_score),
 }

@@ -7,6 +7,9 @@ For every field with a value sketch and every enabled tag (rules of ``docs/tags-
   the share of the sketch's sampled values that pass (:func:`.regex_rules.score_values`); the
   tag is suggested when the weight reaches its ``minScore``. Rules: ``regex:<tag name>`` and
   the check's own (``check:luhn``...).
+  A check may also need the field's name to say what it holds (``Check.context``: passport
+  and driving licence numbers), or judge the field as a whole (``Check.scorer``: person names,
+  from a names dictionary, the values' shape and the field's name), its score the weight.
 * **Learning** - a ``learningEnabled`` tag is suggested on fields that resemble the fields
   people ACCEPTED it on (:mod:`.learning`), from ``discovery_min_learning_score``; the weight is
   the resemblance.
@@ -304,10 +307,16 @@ class Discovery:
     def _value_rule(self, rule: TagRule, view: FieldView) -> tuple[float, set[str]] | None:
         if not view.sample or not rule.admits(view.data_type):
             return None
-        if rule.check is not None and rule.check.field is not None and not (
-            rule.check.field(view.sample)
-        ):
+        check = rule.check
+        if check is not None and not check.context_holds(view.name):
             return None
+        if check is not None and check.field is not None and not check.field(view.sample):
+            return None
+        if check is not None and check.scorer is not None and rule.matcher is None:
+            weight = check.scorer(view.name, view.sample)
+            if weight <= 0 or weight < rule.min_score:
+                return None
+            return weight, {check.rule}
         score = score_values(
             view.sample, matcher=rule.matcher, check=rule.check, min_len=rule.min_len,
             max_len=rule.max_len, min_score=rule.min_score, timeout=self.timeout,

@@ -15,11 +15,11 @@ is computed here, while the rows are at hand:
 * **Pair sketches**: a bottom-k sketch (:mod:`.sketch`) of each composite key's value pairs,
   and of the pairs of up to :data:`MAX_ID_COLUMNS` identifier-like or date columns, identifiers
   first (the foreign side: ``l_partkey`` with ``l_suppkey``, a day with a station code).
-  A pair's text is its two values' canonical texts joined
-  by :data:`PAIR_SEPARATOR` in sorted order, so a pair sketch does not depend on the order of
-  the columns (``(3, 5)`` and ``(5, 3)`` meet: a small price for comparing pairs whose column
-  order differs between tables). They travel on the first column's sketch
-  (``ValueSketch.pairs``), so they are stored and read with the sketches, no new table.
+  A pair's hash is made of its two values' hashes, the smaller first
+  (:func:`.sketch.pair_hashes`), so a pair sketch does not depend on the order of the columns
+  (``(3, 5)`` and ``(5, 3)`` meet: a small price for comparing pairs whose column order
+  differs between tables). They travel on the first column's sketch (``ValueSketch.pairs``),
+  so they are stored and read with the sketches, no new table.
 """
 
 from __future__ import annotations
@@ -36,15 +36,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog_nb.server.profiling.model import DataType, FieldProfile
-from catalog_nb.server.profiling.sketch import DEFAULT_K, PairSketch, ValueSketch
+from catalog_nb.server.profiling.sketch import (
+    DEFAULT_K,
+    PairSketch,
+    ValueSketch,
+    hash_texts,
+    pair_hashes,
+)
 
 #: Columns tried two by two for composite keys.
 MAX_KEY_COLUMNS = 6
 #: Identifier-like and date columns whose pairs are sketched as possible composite foreign
 #: keys.
 MAX_ID_COLUMNS = 3
-#: Joins a pair's two texts (the ASCII unit separator: absent from real keys).
-PAIR_SEPARATOR = "\x1f"
 #: Longest text (characters) of a key column (join discovery reads it too).
 MAX_KEY_LENGTH = 64
 #: Share of sampled values with a blank above which text is names or prose, not keys.
@@ -121,14 +125,6 @@ def _candidate(item: FieldProfile, rows: int) -> bool:
     return isinstance(distinct, int | float) and 2 <= distinct < rows
 
 
-def pair_texts(one: pa.Array, two: pa.Array) -> pa.Array:
-    """The pairs' texts (see the module docstring) of two arrays of canonical texts; a pair
-    with a null is null."""
-    first = pc.if_else(pc.less_equal(one, two), one, two)
-    second = pc.if_else(pc.less_equal(one, two), two, one)
-    return pc.binary_join_element_wise(first, second, PAIR_SEPARATOR)
-
-
 def infer_keys(fields: Sequence[FieldProfile], texts: Callable[[FieldProfile], pa.Array],
                rows: int, complete: bool, k: int = DEFAULT_K,
                each: Callable[[Callable[[Any], Any], list[Any]], list[Any]] | None = None,
@@ -170,7 +166,21 @@ def infer_keys(fields: Sequence[FieldProfile], texts: Callable[[FieldProfile], p
         # Pairs are named in the table's column order, whatever the order they were tried in.
         return sorted(items, key=lambda f: position[f.name])
 
-    joined: dict[tuple[str, str], pa.Array] = {}
+    hashed: dict[str, np.ndarray] = {}
+
+    def pairs_of(one: FieldProfile, two: FieldProfile) -> np.ndarray:
+        """The hashes of the two fields' value pairs, rows with a null left out (candidates
+        have none today: this keeps a pair with a null from hashing as if it were text)."""
+        for item in (one, two):
+            if item.name not in hashed:
+                hashed[item.name] = hash_texts(of(item).fill_null(""))
+        both = np.ones(len(hashed[one.name]), dtype=bool)
+        for item in (one, two):
+            if of(item).null_count:
+                both &= np.asarray(of(item).is_valid())
+        return pair_hashes(hashed[one.name][both], hashed[two.name][both])
+
+    joined: dict[tuple[str, str], np.ndarray] = {}
     for one, two in combinations(in_order(tried), 2):
         if float(one.properties["distinctCount"]) * float(two.properties["distinctCount"]) < rows:
             continue
@@ -181,18 +191,18 @@ def infer_keys(fields: Sequence[FieldProfile], texts: Callable[[FieldProfile], p
         # pandas' hash table: 1 ms for 80,000 pairs, where Arrow's count_distinct takes 6
         if len(pd.unique(combined)) == rows:
             found.composite.append((one.name, two.name))
-            joined[(one.name, two.name)] = pair_texts(of(one), of(two))
+            joined[(one.name, two.name)] = pairs_of(one, two)
     ids = [f for f in candidates
            if id_like(f.name) or f.data_type is DataType.DATE][:MAX_ID_COLUMNS]
     for one, two in combinations(in_order(ids), 2):
         if (one.name, two.name) not in joined:
-            joined[(one.name, two.name)] = pair_texts(of(one), of(two))
+            joined[(one.name, two.name)] = pairs_of(one, two)
     composite = set(found.composite)
-    def sketch(values: pa.Array) -> ValueSketch:
-        return ValueSketch(k=k, sample_limit=0).add_texts(values.drop_null())
+    def sketch(values: np.ndarray) -> ValueSketch:
+        return ValueSketch(k=k, sample_limit=0).add_hashes(values)
 
-    # ``each`` may share the pairs among threads (the profiler's pool): Arrow and the hashing
-    # let go of the interpreter lock.
+    # ``each`` may share the pairs among threads (the profiler's pool): the sorting lets go
+    # of the interpreter lock.
     names = list(joined)
     sketches = (each or _in_turn)(sketch, [joined[n] for n in names])
     for pair, made in zip(names, sketches, strict=True):

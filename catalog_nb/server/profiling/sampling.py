@@ -228,13 +228,43 @@ def _typed(values: pa.Array, texts: pa.Array, data_type: DataType) -> pa.Array:
     return texts
 
 
-def sample_stats(data_type: DataType, sample: pa.Array) -> dict[str, Any]:
-    """``distinctCount``, ``mostFrequent`` and ``patterns`` over one column's sampled values."""
+def _numbers_of_texts(values: pa.Array, data_type: DataType) -> pa.Array | None:
+    """Texts of a LONG or DOUBLE field as its numbers, when every one converts (else None)."""
+    if data_type not in (DataType.LONG, DataType.DOUBLE) or not pa.types.is_string(values.type):
+        return None
+    numbers = _typed(values, values, data_type)
+    return None if numbers is values else numbers
+
+
+#: Share of distinct values (of all values) from which numbers read as text are converted
+#: before they are counted (see :func:`sample_stats`).
+MOSTLY_DISTINCT = 0.9
+
+
+def sample_stats(data_type: DataType, sample: pa.Array,
+                 distinct_share: float = 0.0) -> dict[str, Any]:
+    """``distinctCount``, ``mostFrequent`` and ``patterns`` over one column's sampled values.
+
+    ``distinct_share``: the column's share of distinct values as far as the caller knows (its
+    sketch's estimate over its value count), which chooses the cheaper way to count; the
+    figures are the same either way.
+    """
     values = prepare_array(sample).drop_null()
     if len(values) <= FEW_SHAPES:
         texts = canonical_texts(values, data_type)
         typed = _typed(values, texts, data_type)
         distinct, top, top_shapes = _few_stats(typed.to_pylist(), texts.to_pylist())
+    elif distinct_share >= MOSTLY_DISTINCT and (
+            numbers := _numbers_of_texts(values, data_type)) is not None:
+        # Numbers read as text (CSV) that are mostly distinct (keys, amounts): counting the
+        # texts, then converting the distinct ones and counting them again, would count
+        # everything twice; the values are converted once and counted once instead, and the
+        # patterns counted from every text's shape (short: cheap to shape). With few distinct
+        # values the other way is cheaper: it converts only those.
+        counts = _counts(numbers)
+        distinct = len(counts)
+        top = _top(counts, TOP_VALUES)
+        top_shapes = _top(_counts(shapes(values)), TOP_PATTERNS)
     else:
         # One counting pass over the sample; texts and typed values are then made of the
         # distinct values only, their counts summed where two values print or parse alike.

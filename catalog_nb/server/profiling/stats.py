@@ -229,7 +229,8 @@ class ColumnAccumulator:
         }
         props.update(self._range(data_type))
         if data_type not in _NO_SAMPLE:
-            props.update(sample_stats(data_type, sample))
+            share = self.sketch.distinct_count() / self.value_count if self.value_count else 0.0
+            props.update(sample_stats(data_type, sample, share))
         exact = not sampled and data_type not in _NO_SAMPLE
         if not exact:
             estimate = None

@@ -7,8 +7,9 @@ fills) is worked out once per page in :class:`Shaping`; a row then costs one dic
 and infinities in statistics are left to the encoder (``server/responses.py``), which writes
 them as null.
 Every property of the spec is present; the required booleans and numbers are never null (0 or
-false when they do not apply). catalog_nb adds ``encoding``, ``collectionKey``, ``memberPaths``
-and ``sourceDetails``. The value sketch of a field is never read, so it cannot leave.
+false when they do not apply). catalog_nb adds ``encoding``, ``collectionKey``, ``memberPaths``,
+``sourceDetails`` and ``inferredKeys``. The value sketch of a field is never read, so it cannot
+leave.
 """
 
 from __future__ import annotations
@@ -55,6 +56,19 @@ _PROPERTY_TYPES = {
     "patterns": "ARRAY",
 }
 _SQL_DETAILS = ("databaseName", "dataSchemaName", "tableName", "tableType")
+#: What the resource's ``extra`` holds that is sent as properties of their own, not as
+#: ``sourceDetails``.
+_NOT_DETAILS = (*_SQL_DETAILS, "inferredKeys")
+_NO_KEYS: dict[str, Any] = {"primaryKey": [], "uniqueColumns": [], "compositeKeys": []}
+
+
+def _inferred_keys(stored: Any) -> dict[str, Any]:
+    """``inferredKeys`` of the wire form: the keys profiling inferred from the data
+    (``profiling/keys.py``), every member present (empty lists before profiling or when the
+    data has no key)."""
+    if not isinstance(stored, Mapping):
+        stored = _NO_KEYS
+    return {name: list(stored.get(name) or []) for name in _NO_KEYS}
 
 
 @lru_cache(maxsize=4096)
@@ -242,8 +256,9 @@ def resource_out(row: Mapping[str, Any], ctx: Shaping) -> orjson.Fragment:
         "detailedStatus": stages,
         "memberPaths": [p for p in ctx.members.get(key, ()) if ctx.vis.sees(source_key, p)]
         if collection else (),
-        "sourceDetails": {k: v for k, v in extra.items() if k not in _SQL_DETAILS}
+        "sourceDetails": {k: v for k, v in extra.items() if k not in _NOT_DETAILS}
         if extra else {},
+        "inferredKeys": _inferred_keys(extra.get("inferredKeys")),
     }
     if ctx.fields is not None or ctx.tags:
         _with_lists(own, row, ctx)

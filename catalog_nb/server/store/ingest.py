@@ -13,11 +13,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, insert, or_, select, update
 
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.profiling.model import ResourceProfile, ResourceState
-from catalog_nb.server.profiling.sketch import SKETCH_VERSION
+from catalog_nb.server.profiling.sketch import SKETCH_VERSION, VALUE_HASHES_SINCE
 from catalog_nb.server.search.facets import NO_SENSITIVITY
 from catalog_nb.server.store import search, staging
 from catalog_nb.server.store.common import chunks, new_key, now_ms
@@ -189,11 +189,15 @@ def is_unchanged(conn: Connection, source_key: str, profile: ResourceProfile) ->
 
 
 def _old_sketches(conn: Connection, resource_key: str) -> bool:
-    """Whether a field of the resource holds a sketch older than :data:`SKETCH_VERSION`."""
-    version = resource_fields.c.sketch["version"].as_integer()
+    """Whether a field of the resource holds a sketch that must be made again: of version 1
+    (other value hashes), or of an older version than :data:`SKETCH_VERSION` with column
+    pairs (which only today's pair hashes meet; its values still compare)."""
+    sketch = resource_fields.c.sketch
+    version = sketch["version"].as_integer()
+    stale = or_(version < VALUE_HASHES_SINCE,
+                and_(version < SKETCH_VERSION, sketch["pairs"].as_string().is_not(None)))
     query = (select(resource_fields.c.name)
-             .where(resource_fields.c.resource_key == resource_key,
-                    resource_fields.c.sketch.is_not(None), version < SKETCH_VERSION)
+             .where(resource_fields.c.resource_key == resource_key, sketch.is_not(None), stale)
              .limit(1))
     return conn.execute(query).first() is not None
 

@@ -112,3 +112,66 @@ def _id_joins(admin: Http) -> list[dict[str, Any]]:
     return [c for c in response.json()["list"]
             if {c["leftPath"], c["rightPath"]} == {"customers.csv", "orders.csv"}
             and {tuple(c["leftCols"]), tuple(c["rightCols"])} == {("id",), ("customer",)}]
+
+
+def _composite_joins(admin: Http) -> list[dict[str, Any]]:
+    response = admin.get("/joincondition", params={"dataSource": "old-pairs"})
+    assert response.status_code == 200, response.text
+    return [c for c in response.json()["list"] if len(c["leftCols"]) == 2]
+
+
+def test_version_2_pair_sketches_are_made_again_and_plain_ones_kept(
+    make_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    """Version 3 hashes column pairs differently: a resource whose stored sketches carry
+    version 2 pairs loses its composite joins until the next PROFILE job makes them again;
+    one whose version 2 sketches have no pairs is not profiled again (its values compare)."""
+    days = [f"2024-01-{d:02d}" for d in range(1, 29)]
+    stations = [f"ST{i:02d}" for i in range(12)]
+    (tmp_path / "daily_weather.csv").write_text("day,station_code,rain_mm\n" + "".join(
+        f"{d},{s},{(i * 7) % 31}.5\n" for i, (d, s) in
+        enumerate((d, s) for d in days for s in stations)))
+    (tmp_path / "incidents.csv").write_text("incident_id,day,station_code\n" + "".join(
+        f"{5000 + i},{days[(i * 5) % 28]},{stations[(i * 7) % 12]}\n" for i in range(700)))
+    server = make_server(data_roots=[tmp_path])
+    admin = server.session()
+    source = create_source(admin, "old-pairs", "FILE", str(tmp_path))
+    run_job(admin, source["key"], "PROFILE")
+    assert _composite_joins(admin)
+    found = resources(server, source["key"])
+    weather, incidents = found["daily_weather.csv"]["key"], found["incidents.csv"]["key"]
+    assert any("pairs" in s for s in _sketches(server, weather))
+    # The store as the previous release left it: every sketch in version 2.
+    with server.store.write() as conn:
+        for key in (weather, incidents):
+            for row in conn.execute(select(resource_fields.c.name, resource_fields.c.sketch)
+                                    .where(resource_fields.c.resource_key == key)).all():
+                if row.sketch:
+                    conn.execute(update(resource_fields)
+                                 .where(resource_fields.c.resource_key == key,
+                                        resource_fields.c.name == row.name)
+                                 .values(sketch={**row.sketch, "version": 2}))
+    run_job(admin, source["key"], "DISCOVER")
+    assert not _composite_joins(admin)  # version 2 pairs are read as none
+    run_job(admin, source["key"], "PROFILE")
+    versions = {key: {s["version"] for s in _sketches(server, key)} for key in (weather, incidents)}
+    # Both files hold pairs (the incidents' identifier pairs, the weather's composite key):
+    # both are profiled again, and the composite join is back.
+    assert versions == {weather: {SKETCH_VERSION}, incidents: {SKETCH_VERSION}}, versions
+    run_job(admin, source["key"], "DISCOVER")
+    assert _composite_joins(admin)
+    # A resource whose version 2 sketches carry no pair keeps them: nothing to make again.
+    (tmp_path / "plain.csv").write_text("code,label\n" + "".join(
+        f"C{i},label {i % 7}\n" for i in range(50)))
+    run_job(admin, source["key"], "PROFILE")
+    plain = resources(server, source["key"])["plain.csv"]["key"]
+    assert not any("pairs" in s for s in _sketches(server, plain))
+    with server.store.write() as conn:
+        for row in conn.execute(select(resource_fields.c.name, resource_fields.c.sketch)
+                                .where(resource_fields.c.resource_key == plain)).all():
+            conn.execute(update(resource_fields)
+                         .where(resource_fields.c.resource_key == plain,
+                                resource_fields.c.name == row.name)
+                         .values(sketch={**row.sketch, "version": 2}))
+    run_job(admin, source["key"], "PROFILE")
+    assert {s["version"] for s in _sketches(server, plain)} == {2}

@@ -11,16 +11,19 @@ from hashlib import blake2b
 
 import pyarrow as pa
 import pytest
+import xxhash
 
 from catalog_nb.server.profiling.model import DataType
 from catalog_nb.server.profiling.sampling import sketch_chunk
 from catalog_nb.server.profiling.sketch import (
     FEW_TEXTS,
     V1_ALGORITHM,
+    PairSketch,
     ValueSketch,
     build_sketch,
     hash_text,
     hash_texts,
+    pair_hashes,
 )
 
 
@@ -97,7 +100,7 @@ def test_order_and_batching_do_not_matter() -> None:
 def test_round_trip_through_json() -> None:
     sketch = build_sketch(f"user{i}@example.com" for i in range(1_000))
     data = json.loads(json.dumps(sketch.to_dict()))
-    assert data["algorithm"] == "kmv-xxh64" and data["version"] == 2
+    assert data["algorithm"] == "kmv-xxh64" and data["version"] == 3
     assert len(data["sample"]) == 200
     again = ValueSketch.from_dict(data)
     assert again.hashes.tolist() == sketch.hashes.tolist()
@@ -106,7 +109,34 @@ def test_round_trip_through_json() -> None:
     with pytest.raises(ValueError):
         ValueSketch.from_dict({**data, "algorithm": "minhash"})
     with pytest.raises(ValueError):
-        ValueSketch.from_dict({**data, "version": 3})
+        ValueSketch.from_dict({**data, "version": 4})
+
+
+def test_a_version_2_sketch_compares_but_loses_its_pairs() -> None:
+    """Version 2 hashed values as today and pairs as joined texts: its values still meet
+    today's, its pairs (which would meet nothing) are dropped."""
+    values = [f"k{i}" for i in range(1_000)]
+    sketch = build_sketch(values)
+    sketch.pairs["other"] = PairSketch(ValueSketch(sample_limit=0).add_hashes(
+        pair_hashes(sketch.hashes, sketch.hashes[::-1])), unique=True)
+    data = {**sketch.to_dict(), "version": 2}
+    old = ValueSketch.from_dict(data)
+    assert old.pairs == {} and old.version == 3
+    assert build_sketch(values).containment_in(old).value == 1.0
+    assert ValueSketch.from_dict(sketch.to_dict()).pairs["other"].unique
+
+
+def test_pair_hashes_are_xxh64_of_the_ordered_value_hashes() -> None:
+    """The documented form another engine must reproduce: XXH64 (seed 0) of the smaller value
+    hash then the larger, 8 bytes each, big-endian; the same above and below the bulk size."""
+    one = hash_texts(pa.array([str(i) for i in range(5_000)]))
+    two = hash_texts(pa.array([f"s{i % 40}" for i in range(5_000)]))
+    bulk = pair_hashes(one, two)
+    for i in (0, 1, 4_999):
+        low, high = sorted((int(one[i]), int(two[i])))
+        expected = xxhash.xxh64_intdigest(low.to_bytes(8, "big") + high.to_bytes(8, "big"))
+        assert int(bulk[i]) == expected
+    assert pair_hashes(two[:10], one[:10]).tolist() == bulk[:10].tolist()
 
 
 def _v1_sketch(values: list[str]) -> dict[str, object]:

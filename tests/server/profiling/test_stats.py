@@ -244,6 +244,7 @@ def test_patterns(text: str, pattern: str) -> None:
         (DataType.STRING, ["b", "a", "b", "a", "c"]),  # ties ordered by value
         (DataType.LONG, [" 7", "8", "7", "10", None]),
         (DataType.DOUBLE, [1.5, 2.0, 1.5, -0.25, 1e-7, 3e20]),
+        (DataType.DOUBLE, ["1.50", "1.5", " 2", "2.0", "1e-7", None, "-0.25"]),  # CSV text
         (DataType.BOOLEAN, ["true", "FALSE", "true"]),
         (DataType.DATE, ["2024-01-05", "2024-01-05", "2023-12-31"]),
         (DataType.STRING, ["日本語", "東京 12", "Ελλάδα", "日本語"]),
@@ -256,3 +257,5 @@ def test_few_values_are_counted_as_many_are(
     few = sampling.sample_stats(data_type, sample)
     monkeypatch.setattr(sampling, "FEW_SHAPES", 0)  # the Arrow path, as for a large sample
     assert sampling.sample_stats(data_type, sample) == few
+    # ... and either way of counting a large sample (mostly distinct values or not)
+    assert sampling.sample_stats(data_type, sample, distinct_share=1.0) == few
