@@ -27,6 +27,8 @@ KEEP_SECONDS = 10
 MMAP_THRESHOLD = 32 * 2**20
 #: Free memory glibc keeps at the top of its heap before trimming it.
 TRIM_THRESHOLD = 256 * 2**20
+_JEMALLOC_CONF = "_RJEM_MALLOC_CONF"
+_DECAYS = frozenset({"dirty_decay_ms", "muzzy_decay_ms"})
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 
@@ -41,8 +43,13 @@ def keep_freed_memory() -> bool:
     """
     keep_ms = str(KEEP_SECONDS * 1000)
     os.environ.setdefault("MIMALLOC_PURGE_DELAY", keep_ms)
-    # Polars' jemalloc is built with the "_rjem_" prefix, so it reads this name.
-    os.environ.setdefault("_RJEM_MALLOC_CONF", f"dirty_decay_ms:{keep_ms},muzzy_decay_ms:{keep_ms}")
+    # Polars' jemalloc is built with the "_rjem_" prefix, so it reads this name. Importing
+    # Polars sets it to decays of its own choosing when it is unset, and a process started
+    # from one that imported Polars inherits that: a setting of decays only is replaced, any
+    # other is someone's tuning and kept.
+    current = os.environ.get(_JEMALLOC_CONF, "")
+    if {part.split(":")[0] for part in current.split(",") if part} <= _DECAYS:
+        os.environ[_JEMALLOC_CONF] = f"dirty_decay_ms:{keep_ms},muzzy_decay_ms:{keep_ms}"
     name = ctypes.util.find_library("c")
     if sys.platform.startswith("linux") and name:
         try:

@@ -38,6 +38,7 @@ from catalog_nb.demo.lake import build_lake
 from catalog_nb.demo.truth import JoinTruth, LakeTruth
 from catalog_nb.server.discovery.relations import STEPS
 from catalog_nb.server.store import Store
+from tests.benchmarks.calibration import print_calibration, tally
 from tests.benchmarks.harness import lake_main, profiled_demo
 
 Side = tuple[str, tuple[str, ...]]
@@ -144,6 +145,7 @@ def score_joins(truth: LakeTruth, listed: list[dict[str, Any]]) -> float:
                        f"{'/'.join(j.left_columns)} ~ {j.right}.{'/'.join(j.right_columns)} "
                        f"(containment {j.left_in_right:.2f} / {j.right_in_left:.2f})")
     print("\n".join(details) if details else "  (no false positive, no miss)")
+    print_calibration(tally(listed, lambda c: _partners(truth, c) in expected))
     return f1
 
 

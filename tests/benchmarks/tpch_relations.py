@@ -38,6 +38,8 @@ from typing import Any
 import pyarrow.csv as pa_csv
 
 from catalog_nb.demo.embedded import EmbeddedServer
+from tests.benchmarks.calibration import print_calibration
+from tests.benchmarks.calibration import tally as evidence_tally
 from tests.benchmarks.harness import PASSWORD, Api
 from tests.benchmarks.profile_tpch import TABLES, ensure_tpch
 
@@ -178,6 +180,12 @@ def score_joins(listed: list[dict[str, Any]], sources: dict[str, str]) -> bool:
             details.append(f"  FN {group:<8} " + " ~ ".join(f"{t}.{'/'.join(c)}"
                                                              for t, c in sorted(pair)))
     print("\n".join(details) if details else "  (no false positive, no miss)")
+
+    def is_true(c: dict[str, Any]) -> bool:
+        return _key((_table(c["leftPath"]), tuple(c["leftCols"])),
+                    (_table(c["rightPath"]), tuple(c["rightCols"]))) in truth
+
+    print_calibration(evidence_tally(listed, is_true))
     return all_met
 
 

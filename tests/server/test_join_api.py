@@ -40,7 +40,7 @@ JOIN_FIELDS = {
     "joinCardinality", "joinStatState", "tags", "stats", "score",
 }
 STATS = {"score", "leftInRight", "rightInLeft", "leftDistinct", "rightDistinct", "sampleSize",
-         "nameSimilarity"}
+         "nameSimilarity", "evidence"}
 
 
 class Lake:

@@ -134,10 +134,13 @@ def test_known_pairs_have_the_right_orientation_cardinality_and_containment(
     # Every ordering customer is a customer; not every customer ordered.
     assert orders["right_in_left"] == 1.0 and 0.7 < orders["left_in_right"] < 1.0
     assert orders["stats"]["nameSimilarity"] == 1.0 and orders["stats"]["sampleSize"] >= 100
+    # the evidence class whose measured precision the score is (join_scores.CALIBRATION)
+    assert orders["stats"]["evidence"] == "namesEqual"
     copy = find(rows, "crm/customers.csv", "customer_id", "sales.customers", "customer_id")
     assert copy["cardinality"] == "1:1" and copy["left_in_right"] == copy["right_in_left"] == 1.0
     renamed = find(rows, "sales.customers", "customer_id", "sales.customer_contacts", "id")
     assert renamed["cardinality"] == "1:1" and renamed["stats"]["nameSimilarity"] == 0.5
+    assert renamed["stats"]["evidence"] == "namesAgree"
     assert 0 < renamed["score"] < orders["score"] <= 1.0
 
 

@@ -19,7 +19,7 @@ from catalog_nb.server.discovery.join_names import (
     name_similarity,
     name_tokens,
 )
-from catalog_nb.server.discovery.join_scores import MIN_SAMPLE, calibrated
+from catalog_nb.server.discovery.join_scores import MIN_SAMPLE, calibrated, evidence_class
 from catalog_nb.server.profiling.sketch import ValueSketch
 from catalog_nb.server.store.joins import DISCOVERED, NewCondition
 
@@ -103,5 +103,7 @@ def composite_conditions(sides: Sequence[PairSide], min_containment: float,
                 stats={"leftDistinct": round(key.sketch.distinct_count()),
                        "rightDistinct": round(fk.sketch.distinct_count()),
                        "sampleSize": inside.sample_size, "nameSimilarity": round(agreement, 4),
+                       "evidence": evidence_class(inside.value, agreement, inside.sample_size,
+                                                  exact),
                        "composite": True}))
     return found

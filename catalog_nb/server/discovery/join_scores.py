@@ -11,14 +11,25 @@ from catalog_nb.server.discovery.join_names import RANGE_NAME_SIMILARITY
 
 #: Containment of the foreign side from which it counts as contained in the key.
 CONTAINED = 0.95
-#: Score of each evidence class (:func:`evidence_class`): the share of true conditions
-#: among those discovered on TPC-H SF0.01 (three representations) and the demo lake (scale
-#: 1, seed 7), smoothed toward a prior because the classes are small: (true + 10 * prior) /
-#: (found + 10), priors 0.95, 0.85, 0.75, 0.8, 0.6. Measured (true/found): namesEqual 48/48,
-#: namesAgree 14/14, thinSample 0/0, partial 4/4, namesDisagree 4/4. See
-#: docs/relations-api.md ("Scores") for the threshold this supports.
-CALIBRATION = {"namesEqual": 0.99, "namesAgree": 0.94, "thinSample": 0.75, "partial": 0.86,
-               "namesDisagree": 0.71}
+#: Prior precision of each evidence class (:func:`evidence_class`), what the class's evidence
+#: is worth before any data: names equal and values contained is near proof; partial
+#: containment or disagreeing names much less.
+PRIORS = {"namesEqual": 0.95, "namesAgree": 0.85, "thinSample": 0.75, "partial": 0.8,
+          "namesDisagree": 0.6}
+#: (true, found) discovered conditions of each class on the benchmarks: TPC-H SF0.01 in three
+#: representations (``tests.benchmarks.tpch_relations``) and the demo lake at scale 1, seed 7
+#: (``tests.benchmarks.relation_quality``), against issue 14's truth; both print these counts.
+MEASURED = {"namesEqual": (48, 48), "namesAgree": (14, 14), "thinSample": (0, 0),
+            "partial": (1, 4), "namesDisagree": (4, 4)}
+#: Weight of a class's prior, in conditions: the classes are small, so a few conditions must
+#: not swing the score to 0 or 1.
+PRIOR_WEIGHT = 10
+#: The score of each class: its measured precision smoothed toward its prior,
+#: ``(true + PRIOR_WEIGHT * prior) / (found + PRIOR_WEIGHT)``. See docs/relations-api.md
+#: ("Scores") for the threshold this supports.
+CALIBRATION = {name: round((MEASURED[name][0] + PRIOR_WEIGHT * prior)
+                           / (MEASURED[name][1] + PRIOR_WEIGHT), 2)
+               for name, prior in PRIORS.items()}
 #: Least score of the conditions a join graph shows by default (about nine in ten true).
 DEFAULT_MIN_SCORE = 0.85
 #: Sample size at which the estimate counts fully in the score.

@@ -81,7 +81,7 @@ from catalog_nb.server.discovery.join_names import (
     table_prefix,
     words,
 )
-from catalog_nb.server.discovery.join_scores import MIN_SAMPLE, calibrated
+from catalog_nb.server.discovery.join_scores import MIN_SAMPLE, calibrated, evidence_class
 from catalog_nb.server.discovery.relation_report import StepReport
 from catalog_nb.server.discovery.sketch_index import index_for
 from catalog_nb.server.profiling.keys import MAX_KEY_LENGTH, id_like, wordy
@@ -347,14 +347,16 @@ def compare(a: KeyField, b: KeyField, min_containment: float, min_distinct: int 
     # A key whose values are found in the other side (options' second way) is scored by the
     # foreign side's containment too: that is what a join of its rows would keep.
     sample = max(right_in_left.sample_size, left_in_right.sample_size)
-    score = calibrated(right_in_left.value, similarity, sample, left.exact and right.exact)
+    exact = left.exact and right.exact
+    score = calibrated(right_in_left.value, similarity, sample, exact)
     return NewCondition(
         left_key=left.resource_key, right_key=right.resource_key,
         left_cols=(left.name,), right_cols=(right.name,), origin=DISCOVERED,
         cardinality=cardinality, left_in_right=round(left_in_right.value, 4),
         right_in_left=round(right_in_left.value, 4), score=round(score, 4),
         stats={"leftDistinct": round(left.distinct), "rightDistinct": round(right.distinct),
-               "sampleSize": sample, "nameSimilarity": round(similarity, 4)},
+               "sampleSize": sample, "nameSimilarity": round(similarity, 4),
+               "evidence": evidence_class(right_in_left.value, similarity, sample, exact)},
     )
 
 

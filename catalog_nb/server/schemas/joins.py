@@ -81,6 +81,8 @@ def condition_out(row: Mapping[str, Any], loaded: Loaded, flip: bool = False) ->
             "rightDistinct": _number(stats.get("rightDistinct")),
             "sampleSize": _number(stats.get("sampleSize")),
             "nameSimilarity": _number(stats.get("nameSimilarity")),
+            # the evidence class the score was measured for (join_scores.CALIBRATION)
+            "evidence": str(stats.get("evidence") or ""),
         },
     }
 
