@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -220,24 +219,10 @@ def _copy_links(records: Iterable[Mapping[str, Any]],
 def _groups(links: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     """Original key -> its copy group's keys (original first, then by key). The original is
     the member no copy edge points to (a copy points from the table to its exports)."""
-    parent: dict[str, str] = {}
-
-    def root(key: str) -> str:
-        while parent.setdefault(key, key) != key:
-            parent[key] = parent[parent[key]]
-            key = parent[key]
-        return key
-
-    for link in links:
-        one, two = root(_end(link, "upstream")), root(_end(link, "downstream"))
-        if one != two:
-            parent[max(one, two)] = min(one, two)
-    members: dict[str, list[str]] = defaultdict(list)
-    for key in parent:
-        members[root(key)].append(key)
+    linked = nx.Graph((_end(link, "upstream"), _end(link, "downstream")) for link in links)
     copied = {_end(link, "downstream") for link in links}
     groups = {}
-    for keys in members.values():
+    for keys in nx.connected_components(linked):
         originals = sorted(k for k in keys if k not in copied) or sorted(keys)
         groups[originals[0]] = [originals[0], *sorted(k for k in keys if k != originals[0])]
     return groups
