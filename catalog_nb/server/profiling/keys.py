@@ -166,21 +166,7 @@ def infer_keys(fields: Sequence[FieldProfile], texts: Callable[[FieldProfile], p
         # Pairs are named in the table's column order, whatever the order they were tried in.
         return sorted(items, key=lambda f: position[f.name])
 
-    hashed: dict[str, np.ndarray] = {}
-
-    def pairs_of(one: FieldProfile, two: FieldProfile) -> np.ndarray:
-        """The hashes of the two fields' value pairs, rows with a null left out (candidates
-        have none today: this keeps a pair with a null from hashing as if it were text)."""
-        for item in (one, two):
-            if item.name not in hashed:
-                hashed[item.name] = hash_texts(of(item).fill_null(""))
-        both = np.ones(len(hashed[one.name]), dtype=bool)
-        for item in (one, two):
-            if of(item).null_count:
-                both &= np.asarray(of(item).is_valid())
-        return pair_hashes(hashed[one.name][both], hashed[two.name][both])
-
-    joined: dict[tuple[str, str], np.ndarray] = {}
+    paired: dict[tuple[str, str], tuple[FieldProfile, FieldProfile]] = {}
     for one, two in combinations(in_order(tried), 2):
         if float(one.properties["distinctCount"]) * float(two.properties["distinctCount"]) < rows:
             continue
@@ -191,20 +177,33 @@ def infer_keys(fields: Sequence[FieldProfile], texts: Callable[[FieldProfile], p
         # pandas' hash table: 1 ms for 80,000 pairs, where Arrow's count_distinct takes 6
         if len(pd.unique(combined)) == rows:
             found.composite.append((one.name, two.name))
-            joined[(one.name, two.name)] = pairs_of(one, two)
+            paired[(one.name, two.name)] = (one, two)
     ids = [f for f in candidates
            if id_like(f.name) or f.data_type is DataType.DATE][:MAX_ID_COLUMNS]
     for one, two in combinations(in_order(ids), 2):
-        if (one.name, two.name) not in joined:
-            joined[(one.name, two.name)] = pairs_of(one, two)
-    composite = set(found.composite)
-    def sketch(values: np.ndarray) -> ValueSketch:
-        return ValueSketch(k=k, sample_limit=0).add_hashes(values)
+        paired.setdefault((one.name, two.name), (one, two))
+    # ``each`` may share the work among threads (the profiler's pool): Arrow, the hashing and
+    # the sorting let go of the interpreter lock. First each column's value hashes, then each
+    # pair's sketch from them.
+    columns = list({item.name: item for pair in paired.values() for item in pair}.values())
+    hashed = dict(zip((c.name for c in columns),
+                      (each or _in_turn)(lambda item: hash_texts(of(item).fill_null("")),
+                                         columns), strict=True))
 
-    # ``each`` may share the pairs among threads (the profiler's pool): the sorting lets go
-    # of the interpreter lock.
-    names = list(joined)
-    sketches = (each or _in_turn)(sketch, [joined[n] for n in names])
+    def sketch(pair: tuple[FieldProfile, FieldProfile]) -> ValueSketch:
+        """The sketch of the two fields' value pairs, rows with a null left out (candidates
+        have none today: this keeps a pair with a null from hashing as if it were text)."""
+        one, two = pair
+        both = np.ones(len(hashed[one.name]), dtype=bool)
+        for item in pair:
+            if of(item).null_count:
+                both &= np.asarray(of(item).is_valid())
+        return ValueSketch(k=k, sample_limit=0).add_hashes(
+            pair_hashes(hashed[one.name][both], hashed[two.name][both]))
+
+    composite = set(found.composite)
+    names = list(paired)
+    sketches = (each or _in_turn)(sketch, [paired[n] for n in names])
     for pair, made in zip(names, sketches, strict=True):
         found.pairs[pair] = PairSketch(made, pair in composite)
     return found

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any, TypeVar
@@ -84,12 +84,25 @@ def _pool() -> ThreadPoolExecutor:
                               initializer=run_in_background)
 
 
-def _each(work: Callable[[_T], _R], items: list[_T], cells: int) -> list[_R]:
-    """``work`` over ``items``, in order; on the pool when each item has enough cells to share
-    (a wide document's thousands of one-value columns would only make the threads wait)."""
+def _each(work: Callable[[_T], _R], items: list[_T], cells: int,
+          costs: Sequence[float] | None = None) -> list[_R]:
+    """``work`` over ``items``, results in order; on the pool when each item has enough cells
+    to share (a wide document's thousands of one-value columns would only make the threads
+    wait). ``costs`` (one per item, any unit) start the dearest items first: a long text
+    column started last would keep one thread busy after the other ran out of work."""
     if len(items) > 1 and cells >= PARALLEL_MIN_CELLS and cells >= PARALLEL_MIN_ROWS * len(items):
-        return list(_pool().map(work, items))  # list(): the first failure is raised here
+        order = list(range(len(items)))
+        if costs is not None:
+            order.sort(key=lambda i: -costs[i])
+        futures = {i: _pool().submit(work, items[i]) for i in order}
+        return [futures[i].result() for i in range(len(items))]  # the first failure raises
     return [work(item) for item in items]
+
+
+def _nbytes(column: Column | pa.Array) -> int:
+    """The size of a chunk's column in memory (its buffers), a cheap measure of its cost."""
+    values = column.values if isinstance(column, Column) else column
+    return int(values.nbytes) if hasattr(values, "nbytes") else 0
 
 
 def _as_naive_utc(value: Any) -> dt.datetime:
@@ -340,7 +353,8 @@ class TableProfiler:
                 values = pc.utf8_slice_codeunits(values, 0, SAMPLED_VALUE_CHARS)
             return values
 
-        sampled = _each(fold, work, n_rows * len(work))
+        sampled = _each(fold, work, n_rows * len(work),
+                        [_nbytes(column) for _, column in work])
         self._sample.put(slots, {acc.name: values
                                  for (acc, _), values in zip(work, sampled, strict=True)})
         self.row_count += n_rows
@@ -375,7 +389,9 @@ class TableProfiler:
             sample = self._sample.values(name)
             return self._columns[name].result(self.row_count, sample, size, was_sampled)
 
-        fields = _each(result, list(self._columns), size * len(self._columns))
+        # Long texts cost most to count and shape (values longer than 40 characters are cut).
+        fields = _each(result, list(self._columns), size * len(self._columns),
+                       [acc.len_max or 0 for acc in self._columns.values()])
         self.keys = infer_keys(fields, self._key_texts, self.row_count, not was_sampled,
                                self._sketch_k,
                                each=lambda work, items: _each(work, items, size * len(items)))
