@@ -115,23 +115,10 @@ def hash_texts(texts: pa.Array) -> np.ndarray:
     >>> int(hash_texts(pa.array(["abc"]))[0]) == hash_text("abc")
     True
     """
-    if len(texts) == 0:
-        return np.empty(0, dtype=np.uint64)
     if len(texts) <= FEW_TEXTS:
-        # A call into Polars costs half a millisecond whatever its size: a wide document's
-        # thousands of one-value columns hash faster one by one with the reference binding.
-        encoded = texts.cast(pa.binary()).to_pylist()
-        return np.fromiter(map(xxhash.xxh64_intdigest, encoded), dtype=np.uint64,
-                           count=len(encoded))
-    # Imported here: Polars is only needed once something is sketched, not to start a server.
-    import polars as pl
-    import polars_hash
-
+        return _xxh64_each(texts.cast(pa.binary()).to_pylist())
     # string views are Polars' own layout: handing them over copies no text
-    frame = pl.from_arrow(pa.table({"t": texts.cast(pa.string_view())}))
-    assert isinstance(frame, pl.DataFrame)
-    hashed = frame.select(polars_hash.col("t").nchash.xxhash64()).to_series()
-    return hashed.to_numpy().astype(np.uint64, copy=False)
+    return _xxh64_bulk(texts.cast(pa.string_view()))
 
 
 def pair_hashes(one: np.ndarray, two: np.ndarray) -> np.ndarray:
@@ -151,16 +138,28 @@ def pair_hashes(one: np.ndarray, two: np.ndarray) -> np.ndarray:
     np.maximum(one, two, out=packed[:, 1])
     if len(one) <= FEW_TEXTS:
         rows = packed.tobytes()
-        return np.fromiter((xxhash.xxh64_intdigest(rows[i:i + 16])
-                            for i in range(0, len(rows), 16)), dtype=np.uint64, count=len(one))
+        return _xxh64_each([rows[i:i + 16] for i in range(0, len(rows), 16)])
+    # the packed rows as a binary array of 16-byte values, without copying them
+    offsets = np.arange(0, 16 * len(one) + 1, 16, dtype=np.int64)
+    return _xxh64_bulk(pa.BinaryArray.from_buffers(
+        pa.large_binary(), len(one), [None, pa.py_buffer(offsets), pa.py_buffer(packed)]))
+
+
+def _xxh64_each(values: list[bytes]) -> np.ndarray:
+    """XXH64 (seed 0) of a few byte strings, one by one: a call into Polars costs half a
+    millisecond whatever its size, so a wide document's thousands of one-value columns hash
+    faster with the reference binding."""
+    return np.fromiter(map(xxhash.xxh64_intdigest, values), dtype=np.uint64, count=len(values))
+
+
+def _xxh64_bulk(values: pa.Array) -> np.ndarray:
+    """XXH64 (seed 0) of each value of an Arrow string or binary array, vectorised by
+    ``polars-hash``."""
+    # Imported here: Polars is only needed once something is sketched, not to start a server.
     import polars as pl
     import polars_hash
 
-    # the packed rows as a binary array of 16-byte values, without copying them
-    offsets = np.arange(0, 16 * len(one) + 1, 16, dtype=np.int64)
-    binary = pa.BinaryArray.from_buffers(
-        pa.large_binary(), len(one), [None, pa.py_buffer(offsets), pa.py_buffer(packed)])
-    frame = pl.from_arrow(pa.table({"t": binary}))
+    frame = pl.from_arrow(pa.table({"t": values}))
     assert isinstance(frame, pl.DataFrame)
     hashed = frame.select(polars_hash.col("t").nchash.xxhash64()).to_series()
     return hashed.to_numpy().astype(np.uint64, copy=False)
