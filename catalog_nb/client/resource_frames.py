@@ -15,6 +15,7 @@ Resource types are shortened for reading: ``resource_type_file`` (and its alias
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "RESOURCE_COLUMNS",
     "RESOURCE_FIELD_COLUMNS",
     "SHORT_TYPES",
+    "PagedFrame",
     "custom_columns",
     "custom_values",
     "field_records",
@@ -280,6 +282,16 @@ def frame_records(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in record.items() if k in keep} for record in listed]
 
 
+def _base_columns(*, fields: bool, tags: bool) -> list[Column]:
+    """The columns of :meth:`Catalog.resources` before the ``cp_`` ones."""
+    columns: list[Column] = list(RESOURCE_COLUMNS)
+    if fields:
+        columns.append(FIELD_NAMES_COLUMN)
+    if tags:
+        columns.append(TAGS_COLUMN)
+    return columns
+
+
 def resources_frame(
     records: Sequence[Mapping[str, Any]],
     *,
@@ -291,11 +303,99 @@ def resources_frame(
 
     ``definitions`` are the custom property definitions (``None``: no ``cp_`` columns).
     """
-    columns: list[Column] = list(RESOURCE_COLUMNS)
-    if fields:
-        columns.append(FIELD_NAMES_COLUMN)
-    if tags:
-        columns.append(TAGS_COLUMN)
+    columns = _base_columns(fields=fields, tags=tags)
     if definitions is not None:
         columns.extend(custom_columns(definitions, records))
     return to_frame(records, columns)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Gathered(Column):
+    """A column whose values were taken out of the records page by page (:class:`PagedFrame`)."""
+
+    values: list[Any] = dataclasses.field(default_factory=list)
+
+    def extract_all(
+        self, records: Sequence[Mapping[str, Any]], *, dicts: bool = False
+    ) -> list[Any]:
+        return self.values[: len(records)]
+
+
+def _arrow_strings() -> Any:
+    """pyarrow when the frames' ``string`` columns are stored by it (pandas' default where it is
+    installed), else None."""
+    try:
+        import pyarrow
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    return pyarrow if pd.StringDtype().storage == "pyarrow" else None
+
+
+_PLAIN_TEXT = frozenset({str, type(None)})
+
+
+class PagedFrame:
+    """The frame of :meth:`Catalog.resources` gathered a page at a time.
+
+    Called on each page's records as it is decoded (``read_pages``' ``keep``), it takes each
+    column's values out of them while the next page is still on its way, and turns the text
+    columns into Arrow arrays (what a ``string`` column holds) there and then; once the last page
+    is in, only the other typed columns are left to build, each in one step, and the ``cp_``
+    columns (the kinds of their values are known only from every record). Taking 100,000
+    records apart at the end took as long as a third of the transfer; building every typed
+    column page by page took twice as long as building it once. The frame is the one
+    :func:`resources_frame` builds.
+    """
+
+    def __init__(self, *, fields: bool = False, tags: bool = False) -> None:
+        self.fields, self.tags = fields, tags
+        self.columns = _base_columns(fields=fields, tags=tags)
+        self.arrow = _arrow_strings()
+        self.text = {c.name for c in self.columns if c.kind == "string"} if self.arrow else set()
+        self.values: dict[str, list[Any]] = {c.name: [] for c in self.columns}
+        self.count = 0
+        #: The records with custom values: the only ones that can name a ``cp_`` column.
+        self.customised: list[Mapping[str, Any]] = []
+
+    def __call__(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        kept = frame_records(records)
+        dicts = all(type(r) is dict for r in kept)
+        for column in self.columns:
+            values = column.extract_all(kept, dicts=dicts)
+            if column.name in self.text:
+                if not _PLAIN_TEXT.issuperset(map(type, values)):
+                    # As frames.to_frame writes a value that is no text: its str().
+                    values = [v if v is None or isinstance(v, str) else str(v) for v in values]
+                self.values[column.name].append(self.arrow.array(values,
+                                                                 self.arrow.large_string()))
+            else:
+                self.values[column.name].extend(values)
+        self.count += len(kept)
+        self.customised += [r for r in kept if r.get("customProperties")]
+        return kept
+
+    def frame(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        definitions: Sequence[Mapping[str, Any]] | None = None,
+    ) -> pd.DataFrame:
+        """The whole frame; ``records`` are what the pages kept, cut to the ``limit`` read."""
+        columns: list[Column] = [_Gathered(c.name, c.kind, None, self.values[c.name])
+                                 for c in self.columns if c.name not in self.text]
+        if definitions is not None:
+            # Cut by ``limit``: the records left out must not name a column.
+            named = self.customised if len(records) == self.count else records
+            columns.extend(custom_columns(definitions, named))
+        built = to_frame(records, columns)
+        if not self.text:
+            return built
+        index = pd.RangeIndex(len(records))
+        texts = {
+            name: pd.Series(pd.arrays.ArrowStringArray(self.arrow.chunked_array(
+                self.values[name], self.arrow.large_string())[: len(records)]), index=index)
+            for name in self.text
+        }
+        order = [c.name for c in self.columns] + [c.name for c in columns[len(self.columns)
+                                                                          - len(self.text):]]
+        return pd.DataFrame({name: texts[name] if name in texts else built[name]
+                             for name in order}, columns=order, index=index)

@@ -27,9 +27,8 @@ from catalog_nb.client.errors import NotFoundError, TruncatedResultWarning
 from catalog_nb.client.paging import gc_paused, read_pages
 from catalog_nb.client.resource_frames import (
     FRAME_WIRE_PROPERTIES,
+    PagedFrame,
     fields_frame,
-    frame_records,
-    resources_frame,
 )
 from catalog_nb.client.resource_query import ResourceFilters, annotation_body, build_query
 from catalog_nb.client.resource_view import Resource
@@ -221,6 +220,7 @@ class ResourcesMixin:
             cat.resources(status="ERROR")[["source", "path", "error"]]
         """
         all_filters = {"source": source, "path": path, **filters}
+        paged = PagedFrame(fields=fields, tags=tags) if as_frame else None
         with gc_paused():  # see client/paging.py: the collector costs more than the decoding
             records = self._read_metadata(
                 all_filters,
@@ -230,14 +230,14 @@ class ResourcesMixin:
                 page_size=page_size,
                 progress=progress,
                 caller="resources",
-                keep=frame_records if as_frame else None,
+                keep=paged,
                 # The frame shows a quarter of a DataResource: only that travels.
                 properties=FRAME_WIRE_PROPERTIES if as_frame else (),
             )
-            if not as_frame:
+            if paged is None:
                 return records
             definitions = self.api.list_custom_properties() if custom else None
-            return resources_frame(records, definitions=definitions, fields=fields, tags=tags)
+            return paged.frame(records, definitions)
 
     def resource(self, source: SourceRef | ResourceRef, path: str | None = None) -> Resource:
         """One data resource: by data source (name or key) and path, or by resource key.

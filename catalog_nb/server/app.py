@@ -21,13 +21,18 @@ from fastapi.datastructures import Default
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.gzip import GZipMiddleware
 from starlette.routing import compile_path
 
 from catalog_nb.contract import API_PREFIX, ErrorCode, distribution_version
 from catalog_nb.server import runtime_config
 from catalog_nb.server.callers import CallerCache
-from catalog_nb.server.edge import RequestGuard, error_response
+from catalog_nb.server.edge import (
+    CachedReads,
+    GZip,
+    RequestGuard,
+    error_response,
+    service_error_response,
+)
 from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.lifecycle import service
 from catalog_nb.server.read_cache import ReadCache
@@ -111,9 +116,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ServiceError)
     async def _service(_: Request, exc: ServiceError) -> JSONResponse:
-        response = JSONResponse(status_code=exc.status, content=exc.body())
-        response.headers.update(exc.headers)
-        return response
+        return service_error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -196,11 +199,14 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Fa
         (API_PREFIX + route.path, set(route.methods or ()))
         for router in routers for route in router.routes if isinstance(route, APIRoute)
     ] + [(f"{API_PREFIX}/openapi.json", {"GET"}), (f"{API_PREFIX}/docs", {"GET"})])
+    # Innermost: behind the edge's checks, in front of the routing (edge.CachedReads).
+    app.add_middleware(CachedReads, prefix=f"{API_PREFIX}/dataresource/",
+                       cache_kind=resources.CACHED_READ)
     app.add_middleware(RequestGuard, limit=settings.max_body_bytes)
     if settings.gzip_level:
         # Outermost, so error answers of the edge are compressed too. Large bodies are
         # compressed in a worker thread (zlib lets go of the interpreter lock).
-        app.add_middleware(GZipMiddleware, minimum_size=settings.gzip_minimum_size,
+        app.add_middleware(GZip, minimum_size=settings.gzip_minimum_size,
                            compresslevel=settings.gzip_level)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -25,6 +25,10 @@ from catalog_nb.server.store.common import now_ms
 
 T = TypeVar("T")
 
+#: Where the edge leaves the caller it authenticated for a request it passes on to the routes
+#: (``edge.CachedReads``), so that the request's session is read once.
+CALLER_SCOPE_KEY = "catalog.caller"
+
 
 async def get_store(request: Request) -> Store:
     store: Store = request.app.state.store
@@ -62,8 +66,7 @@ async def read_quickly(store: Store, read: Callable[..., T], *args: Any) -> T:
 
 def _resolve(store: Store, token: str | None, policy: session_store.SessionPolicy,
              now: int) -> session_store.LiveSession:
-    # held: on the event loop, one connection serves every request's session read.
-    with store.single(held=True) as conn:
+    with store.single() as conn:
         return session_store.resolve(conn, token, policy, now)
 
 
@@ -85,6 +88,9 @@ async def current_caller(request: Request) -> Caller:
     One statement when the caller's identity is cached (``server.callers``), a write every
     ``sessions.TOUCH_INTERVAL_MS`` per session to push its idle expiry back.
     """
+    known: Caller | None = request.scope.get(CALLER_SCOPE_KEY)
+    if known is not None:
+        return known
     app_state = request.app.state
     store: Store = app_state.store
     cache: CallerCache = app_state.callers
@@ -92,7 +98,8 @@ async def current_caller(request: Request) -> Caller:
     now = now_ms()
     policy = session_policy(app_state.settings)
     if store.quick_single_reads:
-        live = _resolve(store, token, policy, now)
+        # On the event loop's held connection, straight through the driver.
+        live = session_store.resolve_held(store, token, policy, now)
     else:
         live = await run_in_threadpool(_resolve, store, token, policy, now)
     identity = cache.get(live.user_key, live.generation)

@@ -13,6 +13,10 @@ on any fault after.
   breaks every later read of it), or percent-escapes of bytes that are not UTF-8 in the path or
   the query (which would otherwise turn silently into U+FFFD).
 
+Two shortcuts for the most frequent requests sit here too: :class:`CachedReads` answers a
+repeated resource read from the read cache before routing, and :class:`GZip` sends the answers
+of clients that do not accept gzip the way Starlette's middleware does, for less.
+
 It also answers every fault no handler claimed: 503 with ``Retry-After`` when the store was busy,
 else 500, each as the JSON error body, logged once, with long lines (a 100 kB SQL statement)
 cut short. Starlette's own last-resort handler would log the fault a second time and re-raise it.
@@ -26,9 +30,15 @@ import traceback
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from starlette.datastructures import MutableHeaders
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from catalog_nb.contract import MAX_JSON_DEPTH, ErrorCode
+from catalog_nb.server.deps import CALLER_SCOPE_KEY, current_caller
+from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.store import busy_error, is_busy
 
@@ -58,6 +68,13 @@ def error_response(
     """The JSON error body ``{message, errorCode, status, ...}`` as a response."""
     body = {"message": message, "errorCode": str(code), "status": status, **extra}
     return JSONResponse(status_code=status, content=body, headers=headers)
+
+
+def service_error_response(exc: ServiceError) -> JSONResponse:
+    """The answer to a domain error: its status, its JSON body and its headers."""
+    response = JSONResponse(status_code=exc.status, content=exc.body())
+    response.headers.update(exc.headers)
+    return response
 
 
 def has_lone_surrogate(body: bytes) -> bool:
@@ -102,6 +119,8 @@ def too_deep(body: bytes) -> bool:
 
 
 def _utf8(raw: bytes) -> bool:
+    if raw.isascii() and b"%" not in raw:
+        return True  # most paths and queries: nothing to decode
     try:
         unquote_to_bytes(raw).decode("utf-8")
     except UnicodeDecodeError:
@@ -109,17 +128,17 @@ def _utf8(raw: bytes) -> bool:
     return True
 
 
-def _refusal(scope: Scope, body: bytes) -> JSONResponse | None:
+def _refusal(scope: Scope, body: bytes, content_type: bytes = b"") -> JSONResponse | None:
     """The 400 for a request whose path, query or body holds text no route may receive.
 
     The body checks read JSON; an uploaded file (multipart) is the route's to read, as bytes.
     """
     query: bytes = scope.get("query_string") or b""
     raw_path: bytes = scope.get("raw_path") or str(scope.get("path", "")).encode()
-    content_type = dict(scope.get("headers") or []).get(b"content-type", b"")
     if content_type.lower().startswith(b"multipart/"):
         body = b""
-    if "\x00" in str(scope.get("path", "")) or b"%00" in query or _JSON_NUL.search(body):
+    if "\x00" in str(scope.get("path", "")) or b"%00" in query or (
+            body and _JSON_NUL.search(body)):
         return error_response(400, ErrorCode.INVALID_PAYLOAD,
                               "The request contains a NUL character, which the catalog refuses.")
     if not _utf8(raw_path) or not _utf8(query.replace(b"+", b" ")):
@@ -127,6 +146,8 @@ def _refusal(scope: Scope, body: bytes) -> JSONResponse | None:
             400, ErrorCode.INVALID_TEXT,
             "The path or the query string is not valid UTF-8 once its %-escapes are decoded.",
         )
+    if not body:
+        return None
     if too_deep(body):
         return error_response(
             400, ErrorCode.INVALID_PAYLOAD,
@@ -177,15 +198,23 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
-        declared = headers.get(b"content-length")
+        # One pass over the headers (the last of a repeated one counts, as in a dict of them).
+        declared = content_type = None
+        chunked = False
+        for name, value in scope.get("headers") or ():
+            if name == b"content-length":
+                declared = value
+            elif name == b"content-type":
+                content_type = value
+            elif name == b"transfer-encoding":
+                chunked = True
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
             await self._too_large(scope, receive, send)
             return
-        if declared is None and b"transfer-encoding" not in headers:
+        if declared is None and not chunked:
             # No body (a GET, most requests): nothing to read and replay, only the path and
             # the query to check.
-            await self._forward(scope, receive, send, b"", receive)
+            await self._forward(scope, receive, send, b"", receive, content_type)
             return
         chunks: list[bytes] = []
         size = 0
@@ -211,13 +240,13 @@ class RequestGuard:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self._forward(scope, receive, send, body, replay)
+        await self._forward(scope, receive, send, body, replay, content_type)
 
     async def _forward(self, scope: Scope, receive: Receive, send: Send, body: bytes,
-                       replay: Receive) -> None:
+                       replay: Receive, content_type: bytes | None) -> None:
         """The refusal of a request no route may receive, else the application's answer
         (``replay`` gives it the body read), else the answer to its fault."""
-        refusal = _refusal(scope, body)
+        refusal = _refusal(scope, body, content_type or b"")
         if refusal is not None:
             await refusal(scope, receive, send)
             return
@@ -241,3 +270,115 @@ class RequestGuard:
             f"The request body is larger than the limit of {self.limit} bytes.",
         )
         await response(scope, receive, send)
+
+
+class GZip(GZipMiddleware):
+    """Starlette's ``GZipMiddleware``, with a shorter way for the answers of a client that does
+    not accept gzip (most API clients): the same answers, without the per-request header
+    objects and content-type sets of Starlette's ``IdentityResponder`` (4 µs a request instead
+    of 9, measured alone; tests/server/test_request_edge.py compares the two message by message).
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            accepted = b""
+            for name, value in scope["headers"]:
+                if name == b"accept-encoding":
+                    accepted = value
+                    break  # the first one, as Starlette reads it
+            if b"gzip" not in accepted:
+                await self.app(scope, receive, _Uncompressed(send, self.minimum_size,
+                                                             self.exclude_content_types))
+                return
+        await super().__call__(scope, receive, send)
+
+
+class _Uncompressed:
+    """The ``send`` of an answer left uncompressed, as Starlette's ``IdentityResponder`` sends
+    it: untouched, but with ``Vary: Accept-Encoding`` when the answer is one gzip would have
+    compressed for a client accepting it (large enough, or streamed; not already encoded, not
+    a partial 206, not of an excluded content type)."""
+
+    __slots__ = ("excluded", "minimum", "passing", "send", "start")
+
+    def __init__(self, send: Send, minimum: int, excluded: tuple[str, ...]) -> None:
+        self.send = send
+        self.minimum = minimum
+        self.excluded = excluded
+        self.start: Message | None = None
+        self.passing = False
+
+    async def __call__(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            headers = message.setdefault("headers", [])
+            encoded = False
+            content_type: bytes | None = None
+            for name, value in headers:
+                if name == b"content-encoding":
+                    encoded = True
+                elif name == b"content-type" and content_type is None:
+                    content_type = value
+            media_type = (content_type or b"").decode("latin-1").partition(";")[0].strip().lower()
+            media_types = {media_type, media_type.partition("/")[0] + "/*"}
+            if media_type.startswith("application/grpc+"):
+                media_types.add("application/grpc")
+            self.passing = (encoded or message["status"] == 206
+                            or not media_types.isdisjoint(self.excluded))
+            if self.passing:
+                await self.send(message)
+            else:
+                self.start = message
+            return
+        start, self.start = self.start, None
+        if start is not None and kind == "http.response.body":
+            if len(message.get("body", b"")) >= self.minimum or message.get("more_body", False):
+                MutableHeaders(raw=start["headers"]).add_vary_header("Accept-Encoding")
+            await self.send(start)
+        elif start is not None and kind == "http.response.pathsend":
+            await self.send(start)
+        elif start is not None:
+            self.start = start  # an early hint or trailers before the body: still held
+        await self.send(message)
+
+
+class CachedReads:
+    """ASGI middleware: ``GET <prefix>{key}`` answered from the process's read cache
+    (``server.read_cache``) when it holds the answer for this caller, before FastAPI routes it.
+
+    The cached answer is the one the route (``routes.resources.get_resource``) gave this caller
+    under the store's current generations: routing, dependency solving and the route's
+    wrappers change nothing in it, and cost about 100 of the 350 µs of CPU such a request took
+    (tests/benchmarks/request_rate.py).
+    Only the route fills the cache (under ``(cache_kind, key)``), so a path no resource read
+    answered, such as ``<prefix>metadata``, is never answered here. The caller is authenticated
+    exactly as a route authenticates it (``deps.current_caller``: 401 with the same body); any
+    other request, and a miss, go on to the routes with the caller found.
+    """
+
+    def __init__(self, app: ASGIApp, prefix: str, cache_kind: str) -> None:
+        self.app = app
+        self.prefix = prefix
+        self.cache_kind = cache_kind
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        key = path[len(self.prefix):] if path.startswith(self.prefix) else ""
+        if not key or "/" in key:
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        try:
+            caller = await current_caller(request)
+        except ServiceError as exc:
+            await service_error_response(exc)(scope, receive, send)
+            return
+        body = request.app.state.reads.get((self.cache_kind, key), caller)
+        if body is None:
+            scope[CALLER_SCOPE_KEY] = caller
+            await self.app(scope, receive, send)
+            return
+        await Response(body, media_type=JSONResponse.media_type)(scope, receive, send)

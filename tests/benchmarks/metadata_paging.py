@@ -15,8 +15,8 @@ same pages and with a naive loop, in one run.
 
    - **client**: ``cat.resources()``, every resource into the typed DataFrame;
    - **raw transfer**: plain ``requests`` fetching the same pages (the same query: page size
-     and the ``properties`` the frame shows; the same ``Accept-Encoding``), following each
-     page's ``Link: rel="next"``, reading the bytes only;
+     and the ``properties`` the frame shows; the ``Accept-Encoding`` the client sends),
+     following each page's ``Link: rel="next"``, reading the bytes only;
    - **naive loop**: ``requests`` + ``response.json()`` per page + ``pandas.json_normalize``,
      following ``nextCursor``, one ``pandas.concat`` at the end, over the same pages (the
      target's ratio); once more over whole resources (no ``properties``, what code written from
@@ -110,26 +110,29 @@ def service(data_dir: Path, db_url: str | None) -> Iterator[str]:
         process.wait(30)
 
 
-def logged_in(root: str) -> requests.Session:
+def logged_in(root: str, accept_encoding: str) -> requests.Session:
+    """A session of plain ``requests`` asking for the encodings the client asks for."""
     session = requests.Session()
+    session.headers["Accept-Encoding"] = accept_encoding
     answer = session.post(root + API_PREFIX + "/login",
                           json={"username": "admin", "password": ADMIN_PASSWORD}, timeout=30)
     answer.raise_for_status()
     return session
 
 
-def client_read(root: str) -> Callable[[], int]:
+def client_read(root: str) -> tuple[Callable[[], int], str]:
+    """``cat.resources()``, and the ``Accept-Encoding`` the client sends."""
     cat = connect(root, "admin", ADMIN_PASSWORD, progress=False)
-    return lambda: len(cat.resources())
+    return lambda: len(cat.resources()), str(cat.api.http.session.headers["Accept-Encoding"])
 
 
 #: The query of the client's pages (what ``cat.resources()`` asks for).
 PAGE_QUERY = {"pageSize": DEFAULT_PAGE_SIZE, "properties": ",".join(FRAME_WIRE_PROPERTIES)}
 
 
-def raw_transfer(root: str) -> Callable[[], int]:
+def raw_transfer(root: str, accept_encoding: str) -> Callable[[], int]:
     """Every page's bytes, following ``Link: rel="next"``; returns the bytes read."""
-    session = logged_in(root)
+    session = logged_in(root, accept_encoding)
     first = f"{root}{API_PREFIX}/dataresource/metadata?{urlencode(PAGE_QUERY)}"
 
     def run() -> int:
@@ -145,11 +148,11 @@ def raw_transfer(root: str) -> Callable[[], int]:
     return run
 
 
-def naive_loop(root: str, *, by_offset: bool = False, whole: bool = False
+def naive_loop(root: str, accept_encoding: str, *, by_offset: bool = False, whole: bool = False
                ) -> Callable[[], int]:
     """requests + json + json_normalize per page (following nextCursor, or by start), over the
     client's pages or (``whole``) over whole resources."""
-    session = logged_in(root)
+    session = logged_in(root, accept_encoding)
     url = f"{root}{API_PREFIX}/dataresource/metadata"
     query = {"pageSize": DEFAULT_PAGE_SIZE} if whole or by_offset else PAGE_QUERY
 
@@ -176,14 +179,16 @@ def naive_loop(root: str, *, by_offset: bool = False, whole: bool = False
 
 def measure(root: str, repeat: int, naive_offset: bool) -> dict[str, tuple[float, int]]:
     """Best seconds and what each read returned, the reads taking turns ``repeat`` times."""
+    client, encoding = client_read(root)
+    print(f"Accept-Encoding of every read: {encoding}")
     runs: dict[str, Callable[[], int]] = {
-        "client": client_read(root),
-        "raw": raw_transfer(root),
-        "naive": naive_loop(root),
-        "naive whole": naive_loop(root, whole=True),
+        "client": client,
+        "raw": raw_transfer(root, encoding),
+        "naive": naive_loop(root, encoding),
+        "naive whole": naive_loop(root, encoding, whole=True),
     }
     if naive_offset:
-        runs["naive by start"] = naive_loop(root, by_offset=True)
+        runs["naive by start"] = naive_loop(root, encoding, by_offset=True)
     best: dict[str, tuple[float, int]] = {}
     for turn in range(repeat):
         for name, run in runs.items():

@@ -17,9 +17,11 @@ under the same server and worker count, in one run.
    on a shared machine falls on all of them, for ``--rounds`` rounds (the best round counts):
    ``GET /api/v2/dataresource/{key}`` and ``GET /api/v2/version`` with the session cookie, and
    the two hello world routes.
-5. Prints req/s, p50 and p99 latency, the ratio to each hello world, the load average, and
-   whether each target of issue 13 is met: reads >= 1,500 req/s with p99 < 20 ms on one worker,
-   and >= 0.5 of the hello world (the ``async def`` one, the faster; the ``def`` one is shown).
+5. Prints req/s, p50 and p99 latency, the server's CPU time per request (user + system, of its
+   processes; on a shared machine it moves less with the load than req/s does), the ratio to
+   each hello world, the load average, and whether each target of issue 13 is met: reads
+   >= 1,500 req/s with p99 < 20 ms on one worker, and >= 0.5 of the hello world (the
+   ``async def`` one, the faster; the ``def`` one is shown).
 
 Not a test: run it by hand, read the figures.
 """
@@ -99,6 +101,8 @@ class Run:
     p99_ms: float
     errors: int
     load: float
+    #: The server's CPU time per request (user + system), in microseconds.
+    cpu_us: float = float("nan")
 
 
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
@@ -117,22 +121,45 @@ def _ms(value: str) -> float:
     return float(number) * _UNITS[unit]
 
 
-def wrk(binary: str, url: str, connections: int, seconds: float, cookie: str | None) -> Run:
-    """Run wrk against ``url`` and read its figures (``--latency`` prints the percentiles)."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` and its live descendants (Linux; NaN
+    elsewhere): the server and, with ``--workers N``, its worker processes."""
+    total, pending = 0.0, [pid]
+    while pending:
+        process = pending.pop()
+        try:
+            fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            for task in Path(f"/proc/{process}/task").iterdir():
+                pending += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, IndexError, ValueError):
+            if process == pid:
+                return float("nan")
+    return total
+
+
+def wrk(binary: str, url: str, connections: int, seconds: float, cookie: str | None,
+        server_pid: int | None = None) -> Run:
+    """Run wrk against ``url`` and read its figures (``--latency`` prints the percentiles);
+    with ``server_pid``, also the server's CPU time per request."""
     args = [binary, f"-t{min(2, connections)}", f"-c{connections}", f"-d{seconds:g}s",
             "--latency", "--timeout", "10s"]
     if cookie:
         args += ["-H", f"Cookie: {SESSION_COOKIE}={cookie}"]
     load = os.getloadavg()[0]
+    cpu_before = cpu_seconds(server_pid) if server_pid else float("nan")
     out = subprocess.run([*args, url], check=True, text=True, capture_output=True).stdout
+    cpu = cpu_seconds(server_pid) - cpu_before if server_pid else float("nan")
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     failed = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)",
                        out)
     errors = (int(bad.group(1)) if bad else 0) + (
         sum(int(n) for n in failed.groups()) if failed else 0)
+    requests_done = int(_find(r"(\d+) requests in", out))
     return Run(rate=float(_find(r"Requests/sec:\s+([\d.]+)", out)),
                p50_ms=_ms(_find(r"\s50%\s+(\S+)", out)),
-               p99_ms=_ms(_find(r"\s99%\s+(\S+)", out)), errors=errors, load=load)
+               p99_ms=_ms(_find(r"\s99%\s+(\S+)", out)), errors=errors, load=load,
+               cpu_us=cpu * 1e6 / max(requests_done, 1))
 
 
 # -- the services ---------------------------------------------------------------------------------
@@ -151,8 +178,10 @@ def _wait(url: str, process: subprocess.Popen[bytes], what: str) -> None:
 
 
 @contextmanager
-def catalog(folder: Path, db_url: str | None, workers: int, lake: Path) -> Iterator[str]:
-    """``catalog-nb serve --workers N`` in a process of its own; yields its API base URL."""
+def catalog(folder: Path, db_url: str | None, workers: int, lake: Path
+            ) -> Iterator[tuple[str, int]]:
+    """``catalog-nb serve --workers N`` in a process of its own; yields its API base URL and
+    its process id."""
     port = free_port()
     env = dict(os.environ, CATALOG_DATA_DIR=str(folder / "store"),
                CATALOG_ADMIN_PASSWORD=PASSWORD, CATALOG_DATA_ROOTS=str(lake))
@@ -161,17 +190,18 @@ def catalog(folder: Path, db_url: str | None, workers: int, lake: Path) -> Itera
     api = f"http://127.0.0.1:{port}{API_PREFIX}"
     command = [sys.executable, "-m", "catalog_nb.cli", "serve", "--host", "127.0.0.1", "--port",
                str(port), "--workers", str(workers), "--log-level", "warning"]
-    with _running(command, api + "/version", "the catalog service", env=env):
-        yield api
+    with _running(command, api + "/version", "the catalog service", env=env) as pid:
+        yield api, pid
 
 
 @contextmanager
-def _running(command: list[str], ready: str, what: str, **options: Any) -> Iterator[None]:
-    """``command`` in a process of its own for the block, once ``ready`` answers."""
+def _running(command: list[str], ready: str, what: str, **options: Any) -> Iterator[int]:
+    """``command`` in a process of its own for the block, once ``ready`` answers; yields its
+    process id."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, **options)
     try:
         _wait(ready, process, what)
-        yield
+        yield process.pid
     finally:
         process.terminate()
         process.wait(60)
@@ -196,14 +226,15 @@ def serve_hello(port: int, workers: int) -> None:
 
 
 @contextmanager
-def hello_world(workers: int) -> Iterator[str]:
-    """The hello world under uvicorn with ``workers`` workers; yields its root URL."""
+def hello_world(workers: int) -> Iterator[tuple[str, int]]:
+    """The hello world under uvicorn with ``workers`` workers; yields its root URL and its
+    process id."""
     port = free_port()
     root = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "tests.benchmarks.request_rate", "--hello-port", str(port),
                "--workers", str(workers)]
-    with _running(command, root + "/def", "the hello world", cwd=REPO):
-        yield root
+    with _running(command, root + "/def", "the hello world", cwd=REPO) as pid:
+        yield root, pid
 
 
 def write_lake(folder: Path) -> Path:
@@ -270,27 +301,27 @@ def main(argv: list[str] | None = None) -> int:
             db_url = stack.enter_context(postgres_database(Path(tempfile.mkdtemp(
                 prefix="request-rate-pg-")), "request_rate"))
         lake = write_lake(folder)
-        api = stack.enter_context(catalog(folder, db_url, args.workers, lake))
-        hello_root = stack.enter_context(hello_world(args.workers))
+        api, catalog_pid = stack.enter_context(catalog(folder, db_url, args.workers, lake))
+        hello_root, hello_pid = stack.enter_context(hello_world(args.workers))
         token, key = prepare(api, lake)
         targets = {
-            "GET /dataresource/{key}": (f"{api}/dataresource/{key}", token),
-            "GET /version": (f"{api}/version", token),
-            "hello world (def)": (f"{hello_root}/def", None),
-            "hello world (async def)": (f"{hello_root}/async", None),
+            "GET /dataresource/{key}": (f"{api}/dataresource/{key}", token, catalog_pid),
+            "GET /version": (f"{api}/version", token, catalog_pid),
+            "hello world (def)": (f"{hello_root}/def", None, hello_pid),
+            "hello world (async def)": (f"{hello_root}/async", None, hello_pid),
         }
         store = "PostgreSQL" if db_url else "SQLite"
         print(f"{args.workers} worker(s), {args.connections} connections, {args.seconds:g} s "
               f"each, {args.rounds} round(s), store {store}, wrk {binary}", flush=True)
         best: dict[str, Run] = {}
         for round_number in range(args.rounds):
-            for name, (url, cookie) in targets.items():
+            for name, (url, cookie, pid) in targets.items():
                 wrk(binary, url, args.connections, 2.0, cookie)  # warm-up
-                run = wrk(binary, url, args.connections, args.seconds, cookie)
+                run = wrk(binary, url, args.connections, args.seconds, cookie, pid)
                 print(f"  round {round_number + 1}: {name:<26} {run.rate:8.0f} req/s  "
                       f"p50 {run.p50_ms:6.1f} ms  p99 {run.p99_ms:6.1f} ms  "
-                      f"load {run.load:.2f}" + (f"  ERRORS {run.errors}" if run.errors else ""),
-                      flush=True)
+                      f"cpu {run.cpu_us:5.0f} us/req  load {run.load:.2f}"
+                      + (f"  ERRORS {run.errors}" if run.errors else ""), flush=True)
                 if name not in best or run.rate > best[name].rate:
                     best[name] = run
     report(best, args.workers, store)
@@ -303,12 +334,12 @@ def report(best: dict[str, Run], workers: int, store: str) -> None:
     hello_async = best["hello world (async def)"].rate
     print(f"\nbest round ({store}, {workers} worker(s); load average now "
           f"{os.getloadavg()[0]:.2f}):")
-    print(f"  {'':<26} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'/hello def':>11} "
+    print(f"  {'':<26} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'cpu us':>7} {'/hello def':>11} "
           f"{'/hello async':>13} {'load':>6}")
     for name, run in best.items():
         print(f"  {name:<26} {run.rate:8.0f} {run.p50_ms:8.1f} {run.p99_ms:8.1f} "
-              f"{run.rate / hello_def:11.2f} {run.rate / hello_async:13.2f} {run.load:6.2f}"
-              + (f"  ERRORS {run.errors}" if run.errors else ""))
+              f"{run.cpu_us:7.0f} {run.rate / hello_def:11.2f} {run.rate / hello_async:13.2f} "
+              f"{run.load:6.2f}" + (f"  ERRORS {run.errors}" if run.errors else ""))
     print("targets:")
     for name in ("GET /dataresource/{key}", "GET /version"):
         run = best[name]
@@ -318,9 +349,11 @@ def report(best: dict[str, Run], workers: int, store: str) -> None:
                   f"worker: {'met' if fast else 'NOT met'} ({run.rate:,.0f} req/s, "
                   f"p99 {run.p99_ms:.1f} ms)")
         ratio = run.rate / hello_async
+        by_cpu = best["hello world (async def)"].cpu_us / run.cpu_us
         print(f"  {name}: >= {TARGET_HELLO_RATIO} of the hello world: "
               f"{'met' if ratio >= TARGET_HELLO_RATIO else 'NOT met'} ({ratio:.2f} of async def, "
-              f"{run.rate / hello_def:.2f} of def)")
+              f"{run.rate / hello_def:.2f} of def; {by_cpu:.2f} of async def by server CPU "
+              "per request)")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,12 @@ import pytest
 
 from catalog_nb.client import Catalog, TruncatedResultWarning, connect
 from catalog_nb.client.paging import gc_paused, link_cursor, read_pages
-from catalog_nb.client.resource_frames import RESOURCE_COLUMNS, frame_records, resources_frame
+from catalog_nb.client.resource_frames import (
+    RESOURCE_COLUMNS,
+    PagedFrame,
+    frame_records,
+    resources_frame,
+)
 from tests.conftest import Server
 from tests.server.lake import profile_many
 
@@ -199,3 +204,59 @@ def test_records_cut_down_for_the_frame_give_the_same_frame() -> None:
                           tags=True)
     pd.testing.assert_frame_equal(full, cut)
     assert "canRunJob" not in frame_records([record])[0]
+
+
+def _record(i: int, **changes: Any) -> dict[str, Any]:
+    record = {
+        "key": f"k{i}", "dataSourceName": "s", "resourcePath": f"p/{i}.csv", "name": f"{i}.csv",
+        "resourceType": "resource_type_table", "fileFormat": None, "rowCount": i,
+        "timeOfLastProfile": 5 if i % 2 else None, "fieldCount": 0, "resourceSize": i * 10,
+        "partitionCount": 0, "resourceState": "OK", "status": "PROFILED", "errorMsg": None,
+        "owner": None, "description": "d", "dataSetVirtualFolders": [], "favorite": i == 3,
+        "averageRating": 0.0, "ratingCount": 0, "timeOfResourceChange": 1_700_000_000_000 + i,
+        "timeOfLastRefresh": None, "timeOfCreation": 1, "timeOfLastChange": 2,
+        "inferredKeys": {"primaryKey": ["id"] if i == 2 else [], "uniqueColumns": [],
+                         "compositeKeys": []},
+        "customProperties": [{"name": "team", "type": "STRING", "value": f"t{i}"}]
+        if i % 3 else [{"name": "since", "type": "DATE", "value": 1_700_000_000_000}],
+        "fields": [{"name": "id"}, {"name": f"c{i}"}],
+        "tagAssociationViewList": [{"field": None, "state": "ACCEPTED", "tagFullName": "D.T"}],
+    }
+    return {**record, **changes}
+
+
+@pytest.mark.parametrize(("fields", "tags", "definitions", "cut"), [
+    (False, False, [{"name": "team", "type": "STRING"}], None),
+    (True, True, None, None),
+    (True, False, [{"name": "since", "type": "DATE"}], 5),
+    (False, True, [], 0),
+])
+def test_a_frame_gathered_page_by_page_is_the_frame_of_all_records(
+    fields: bool, tags: bool, definitions: list[dict[str, Any]] | None, cut: int | None
+) -> None:
+    pages = [[_record(i) for i in range(at, at + 3)] for at in range(0, 9, 3)]
+    pages[1][0]["resourceSize"] = 12.0  # a value of another type converts as in the whole
+    pages[2][1]["owner"] = 7
+    pages[0][2]["dataSourceName"] = None
+    paged = PagedFrame(fields=fields, tags=tags)
+    kept = [record for page in pages for record in paged(page)]
+    if cut is not None:
+        kept = kept[:cut]  # what read_pages keeps of the pages under limit=
+    everything = [record for page in pages for record in page][:len(kept)]
+    expected = resources_frame(everything, definitions=definitions, fields=fields, tags=tags)
+    pd.testing.assert_frame_equal(paged.frame(kept, definitions), expected)
+
+
+def test_resources_is_the_frame_of_its_raw_records(live_server: Server, many: str) -> None:
+    cat: Catalog = connect(live_server.url, live_server.admin_user, live_server.admin_password,
+                           progress=False)
+    try:
+        records = cat.resources(many, as_frame=False, page_size=70, fields=True, tags=True)
+        definitions = cat.api.list_custom_properties()
+        for fields, tags in ((False, False), (True, True)):
+            frame = cat.resources(many, page_size=70, fields=fields, tags=tags)
+            expected = resources_frame(records, definitions=definitions, fields=fields,
+                                       tags=tags)
+            pd.testing.assert_frame_equal(frame, expected)
+    finally:
+        cat.close()

@@ -18,6 +18,7 @@ import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import insert, select
 
@@ -114,6 +115,18 @@ def write_files(folder: Path, files: dict[str, str | bytes]) -> Path:
         else:
             target.write_text(content, encoding="utf-8")
     return folder
+
+
+def one_field_profile(path: str, extra: dict[str, Any] | None = None) -> ResourceProfile:
+    """A small CSV's profile at ``path`` (one LONG field, ten rows), with ``extra`` stored."""
+    return ResourceProfile(
+        path=path, name=path.rsplit("/", 1)[-1], resource_type=ResourceType.FILE.value,
+        file_format="csv", separator=",", header=True, header_row=1, encoding="utf-8",
+        row_count=10, resource_size=100, created_ms=1_700_000_000_000,
+        modified_ms=1_700_000_000_000,
+        fields=[FieldProfile("id", DataType.LONG, False, {"density": 1.0, "valueCount": 10})],
+        extra=extra or {},
+    )
 
 
 def profile_many(store: Store, name: str, count: int, fields: int = 4) -> str:

@@ -22,6 +22,7 @@ from catalog_nb.server.profiling import FieldProfile, ResourceProfile, build_ske
 from catalog_nb.server.search.query import parse_basic
 from catalog_nb.server.store import Store, ingest
 from catalog_nb.server.store import search as search_store
+from catalog_nb.server.store.facet_cells import folded as facet_cells_rows
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
@@ -160,8 +161,15 @@ def _snapshot(conn: Connection) -> dict[str, list[str]]:
                 kept[column] = names.get(value, value) if isinstance(value, str) else value
             rows.append(repr(sorted(kept.items())))
         tables[table.name] = sorted(rows)
+    tables["search_cells"] = _cells(conn, names)
     tables["<keyword index>"] = _index_rows(conn, names)
     return tables
+
+
+def _cells(conn: Connection, names: dict[str, str]) -> list[str]:
+    """The facet cells' counts: their delta rows differ with the batches that wrote them."""
+    return sorted(repr([names.get(v, v) if isinstance(v, str) else v for v in row])
+                  for row in facet_cells_rows(conn))
 
 
 def _index_rows(conn: Connection, names: dict[str, str]) -> list[str]:

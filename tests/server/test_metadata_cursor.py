@@ -12,33 +12,22 @@ from typing import Any
 
 import pytest
 
-from catalog_nb.contract import ErrorCode, ResourceType
-from catalog_nb.server.profiling import DataType, FieldProfile, ResourceProfile
+from catalog_nb.contract import ErrorCode
 from catalog_nb.server.schemas.paging import Cursor, encode_cursor
 from catalog_nb.server.store import ingest
 from tests.conftest import Http, Server
 from tests.server.helpers import assert_error, counted_statements
-from tests.server.lake import add_source, profile_many
+from tests.server.lake import add_source, one_field_profile, profile_many
 
 PAGE_TABLES = ("data_resources", "resource_fields", "resource_custom_values",
                "tag_associations", "favorites", "reviews", "virtual_folders", "datasets")
-
-
-def _profile(path: str) -> ResourceProfile:
-    return ResourceProfile(
-        path=path, name=path.rsplit("/", 1)[-1], resource_type=ResourceType.FILE.value,
-        file_format="csv", separator=",", header=True, header_row=1, encoding="utf-8",
-        row_count=10, resource_size=100, created_ms=1_700_000_000_000,
-        modified_ms=1_700_000_000_000,
-        fields=[FieldProfile("id", DataType.LONG, False, {"density": 1.0, "valueCount": 10})],
-    )
 
 
 def add_resources(server: Server, source_key: str, paths: list[str]) -> None:
     """Resources written as a profiling job writes them (the only way they come to exist)."""
     with server.store.write() as conn:
         for path in paths:
-            ingest.record_profile(conn, source_key, _profile(path))
+            ingest.record_profile(conn, source_key, one_field_profile(path))
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,14 @@
 """Schema version 7: a store whose field data types and sensitivities are rows of
 ``search_facet_values`` (as version 6 kept them) gets them as resource columns, read through the
-covering index ``ix_resources_facets``; its tags stay where they were."""
+covering index ``ix_resources_facets``; its tags stay where they were. Schema version 9: a
+store without facet cells gets them counted, with the name index and the stored results' state."""
 
 from __future__ import annotations
 
 from sqlalchemy import delete, insert, inspect, select, text
 
 from catalog_nb.server.search.facets import FIELD_TYPE_BITS
-from catalog_nb.server.store import Store
+from catalog_nb.server.store import Store, facet_cells
 from catalog_nb.server.store.migrations import LATEST
 from catalog_nb.server.store.schema import data_resources, schema_version, search_facet_values
 from tests.benchmarks.catalog_fixture import tag_catalog, write_catalog
@@ -27,6 +28,7 @@ def _as_version_6(store: Store) -> None:
             {"resource_key": key, "facet": "sensitivity", "category": sensitivity}
             for key, _, sensitivity in rows])
         conn.exec_driver_sql("DROP INDEX ix_resources_facets")
+        conn.exec_driver_sql("DROP INDEX IF EXISTS ix_resources_name")
         for column in ("facet_field_types", "facet_sensitivity"):
             conn.exec_driver_sql(f"ALTER TABLE data_resources DROP COLUMN {column}")
         conn.execute(delete(schema_version).where(schema_version.c.version > 6))
@@ -58,3 +60,36 @@ def test_a_version_6_store_gets_its_dense_facets_as_columns(store_url: str) -> N
     assert left == tags and dense == 0
     assert "ix_resources_facets" in indexes
     assert sorted(versions) == list(range(1, LATEST + 1))
+
+
+def _as_version_8(store: Store) -> None:
+    """Drop what version 9 added."""
+    with store.write() as conn:
+        conn.exec_driver_sql("DROP TABLE search_cells")
+        conn.exec_driver_sql("DROP TABLE search_cell_members")
+        conn.exec_driver_sql("DROP INDEX IF EXISTS ix_resources_name")
+        conn.exec_driver_sql("DROP INDEX IF EXISTS ix_resources_name_c")
+        for column in ("state", "matched"):
+            conn.exec_driver_sql(f"ALTER TABLE stored_searches DROP COLUMN {column}")
+        conn.execute(delete(schema_version).where(schema_version.c.version > 8))
+
+
+def test_a_version_8_store_gets_its_facet_cells(store_url: str) -> None:
+    with Store(store_url, application_name=TEST_APPLICATION) as store:
+        store.migrate()
+        source = write_catalog(store, 60, 4, analyze=False)
+        tag_catalog(store, source, tags=3)
+        with store.read() as conn:
+            before = sorted(facet_cells.folded(conn), key=repr)
+        assert before
+        _as_version_8(store)
+
+        assert store.migrate() == LATEST
+        with store.read() as conn:
+            after = sorted(facet_cells.folded(conn), key=repr)
+            indexes = {i["name"] for i in inspect(conn).get_indexes("data_resources")}
+            columns = {c["name"] for c in inspect(conn).get_columns("stored_searches")}
+            members = conn.execute(text("SELECT count(*) FROM search_cell_members")).scalar_one()
+    assert after == before and members == 60
+    assert indexes & {"ix_resources_name", "ix_resources_name_c"}
+    assert {"state", "matched"} <= columns

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import bindparam, event, literal_column, select, table, text
+from sqlalchemy.exc import DBAPIError
 
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import users as user_store
+from catalog_nb.server.store.schema import store_generations
 from tests.conftest import TEST_APPLICATION, Server
 from tests.server.lake import write_files
 from tests.server.source_helpers import create_source, run_job
@@ -63,6 +65,60 @@ def _held_id(store: Store) -> int:
     with store.single(held=True) as conn:
         user_store.count(conn)
         return id(conn)
+
+
+def test_held_first_reads_what_sqlalchemy_reads_on_the_held_connection(store: Store) -> None:
+    if not store.quick_single_reads:
+        pytest.skip("reads of this store go to worker threads")
+    G = store_generations
+    statement = (select(G.c.name, G.c.generation).where(G.c.name == bindparam("name")))
+    with store.read() as conn:
+        expected = tuple(conn.execute(statement, {"name": "catalog"}).one())
+    held = _held_id(store)
+    opened = _connects(store)
+    seen: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, sql: str, params: Any, *_rest: Any) -> None:
+        seen.append((sql, params))
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        rows = [store.held_first(statement, {"name": "catalog"}) for _ in range(20)]
+        missing = store.held_first(statement, {"name": "no such counter"})
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+    assert rows == [expected] * 20 and missing is None
+    # Seen by the engine's listeners like any statement, on the thread's held connection.
+    assert len(seen) == 21 and "store_generations" in seen[0][0]
+    assert opened == [] and _held_id(store) == held
+
+
+def test_held_first_survives_its_prepared_statements_being_dropped(store: Store) -> None:
+    if store.dialect != "postgresql":
+        pytest.skip("PostgreSQL's prepared statements (held_first through libpq)")
+    G = store_generations
+    statement = select(G.c.name, G.c.generation).where(G.c.name == bindparam("name"))
+    first = store.held_first(statement, {"name": "auth"})
+    with store.single(held=True) as conn:  # the same session, its statements gone
+        conn.exec_driver_sql("DEALLOCATE ALL")
+    assert first is not None
+    assert [store.held_first(statement, {"name": "auth"}) for _ in range(3)] == [first] * 3
+
+
+def test_a_failed_held_first_read_is_a_store_error_and_the_next_one_works(store: Store) -> None:
+    if not store.quick_single_reads:
+        pytest.skip("reads of this store go to worker threads")
+    broken = select(literal_column("1")).select_from(table("no_such_table")).where(
+        literal_column("1") == bindparam("secret"))
+    with store.single(held=True) as held:  # kept referenced: its id is not reused
+        pass
+    with pytest.raises(DBAPIError) as failed:
+        store.held_first(broken, {"secret": "hunter2"})
+    assert "hunter2" not in str(failed.value)  # bound values never reach a message
+    G = store_generations
+    statement = select(G.c.generation).where(G.c.name == bindparam("name"))
+    assert store.held_first(statement, {"name": "auth"}) is not None
+    assert _held_id(store) != id(held)  # the failed connection was given up
 
 
 def test_sqlite_connections_are_set_up_once_each(store: Store) -> None:

@@ -215,19 +215,25 @@ def read_resource(store: Store, caller: Caller, key: str) -> orjson.Fragment:
         return shape(conn, caller, vis, [row], joins=True)[0]
 
 
+#: What the read cache files a resource's answer under, with its key (edge.CachedReads answers
+#: repeated reads from there before routing).
+CACHED_READ = "resource"
+
+
 @router.get("/dataresource/{key}", response_class=JSONResponse)
 async def get_resource(key: str, caller: CallerDep, store: StoreDep, request: Request
                        ) -> Response:
     """The resource with this key, with fields and tags."""
     # async: one resource is a short read, cheaper on the event loop than in a worker thread
     # where the store allows it (deps.read_quickly); a repeated one is answered from the
-    # process's read cache while nothing in the store changed (server/read_cache.py).
+    # process's read cache while nothing in the store changed (server/read_cache.py), before
+    # it is even routed here (edge.CachedReads).
     reads: ReadCache = request.app.state.reads
 
     async def read() -> bytes:
         return dumps(await read_quickly(store, read_resource, store, caller, key))
 
-    body = await reads.fetch(("resource", key), caller, read)
+    body = await reads.fetch((CACHED_READ, key), caller, read)
     return Response(body, media_type=JSONResponse.media_type)
 
 

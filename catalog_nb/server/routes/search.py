@@ -3,10 +3,18 @@
 See docs/search-api.md. Everything applies the caller's visibility: results, counts and facet
 categories only ever come from resources the caller sees. A search runs in one read
 transaction; its result (criteria + every matched key in order) is then stored for the session.
+A search without a keyword answers from the facet cells and its first page; its read stays open
+for a thread that orders every match on the same snapshot and stores them, and a page of that
+result waits for them (``_ready``).
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import threading
+import time
+from contextlib import ExitStack, suppress
 from typing import Any
 
 import orjson
@@ -18,7 +26,7 @@ from catalog_nb.server.deps import CallerDep, SettingsDep, StoreDep
 from catalog_nb.server.errors import BadRequest
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.routes.resources import shape
-from catalog_nb.server.schemas.paging import check_resumed, resume_search, search_cursor
+from catalog_nb.server.schemas.paging import Cursor, check_resumed, resume_search, search_cursor
 from catalog_nb.server.schemas.search import MAX_PHRASE, PageRequest, SearchCriteria
 from catalog_nb.server.search.query import QueryError, parse_advanced, parse_basic
 from catalog_nb.server.security import Caller, Visibility, visibility
@@ -29,6 +37,11 @@ from catalog_nb.server.store import resources as resource_store
 from catalog_nb.server.store import search as search_store
 
 router = APIRouter(tags=["search"])
+log = logging.getLogger(__name__)
+#: How long a page waits for its result's matches to be ordered, and how often it looks.
+ORDERING_WAIT, ORDERING_POLL = 10.0, 0.01
+#: The niceness of the thread ordering a result's matches after its answer.
+ORDERING_NICE = 10
 
 
 def _check_size(size: int, settings: Settings) -> None:
@@ -89,11 +102,10 @@ def _entities(
 
 def _result(
     key: str, criteria: dict[str, Any], summary: dict[str, Any], matches: list[list[Any]],
-    found: tuple[list[orjson.Fragment], list[str], int], start: int, size: int,
+    found: tuple[list[orjson.Fragment], list[str], int], start: int, size: int, total: int,
 ) -> JSONResponse:
     entities, keys, removed = found
-    total = len(matches)
-    end = min(start + size, total)
+    end = min(start + size, total, len(matches))
     next_cursor = search_cursor(key, end, total, matches[end - 1][0]) if end > start else None
     body = {
         "key": key,
@@ -123,16 +135,93 @@ def _run(
     _check_size(paging.size, settings)
     plan = _plan(criteria)
     wire = criteria.model_dump(mode="json", by_alias=True)
-    with store.read() as conn:
+    # The read stays open past the answer when only the first page's matches were read: the
+    # rest are ordered after it on the same snapshot (_order_rest), so pages never disagree
+    # with the counts and the first page.
+    held = ExitStack()
+    try:
+        conn = held.enter_context(store.read())
+        if conn.dialect.name == "postgresql":
+            # One snapshot for every statement of the block (READ COMMITTED takes one each).
+            conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         vis = visibility(conn, caller.roles)
         ctx = facet_store.facet_context(conn, vis)
         facet_store.check_selections(conn, vis, ctx, plan.selections)
-        outcome = search_store.search(conn, vis, ctx, plan)
+        # An in-memory store has one connection: a read held open would stall the save.
+        first = None if store.in_memory else paging.start + paging.size
+        outcome = search_store.search(conn, vis, ctx, plan, first=first)
         found = _entities(conn, caller, vis, outcome.matches, paging.start, paging.size)
+    except BaseException:
+        held.close()
+        raise
+    if outcome.complete:
+        held.close()
     summary = {"facetResults": outcome.facet_results}
-    with store.write() as conn:
-        key = search_store.save(conn, str(caller.token), wire, summary, outcome.matches)
-    return _result(key, wire, summary, outcome.matches, found, paging.start, paging.size)
+    try:
+        with store.write() as w:
+            key = search_store.save(w, str(caller.token), wire, summary, outcome.matches,
+                                    matched=None if outcome.complete else outcome.matched)
+    except BaseException:
+        held.close()
+        raise
+    if not outcome.complete:
+        # A thread of its own, not a task run after the answer is sent: the held read must
+        # end even when sending fails.
+        try:
+            threading.Thread(target=_order_rest, args=(store, held, conn, vis, ctx, plan, key),
+                             name=f"order-search-{key}", daemon=True).start()
+        except BaseException:
+            held.close()  # the result stays 'ordering': its first page orders it
+            raise
+    return _result(key, wire, summary, outcome.matches, found, paging.start, paging.size,
+                   outcome.matched)
+
+
+def _order_rest(
+    store: Store, held: ExitStack, conn: Connection, vis: Visibility,
+    ctx: facet_store.FacetContext, plan: search_store.Plan, key: str,
+) -> None:
+    """After the answer: every match of a stored result in order, on its search's snapshot."""
+    # Behind the requests being answered: on Linux a thread has a priority of its own.
+    with suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), ORDERING_NICE)
+    try:
+        matches = search_store.order_all(conn, vis, ctx, plan)
+    except Exception:
+        # The result stays 'ordering': a page waiting for it orders it itself (_ready).
+        log.exception("ordering the matches of search %s failed", key)
+        return
+    finally:
+        held.close()
+    try:
+        with store.write() as w:
+            search_store.complete(w, key, matches)
+    except Exception:
+        log.exception("storing the ordered matches of search %s failed", key)
+
+
+def _ready(store: Store, caller: Caller, stored: dict[str, Any]) -> dict[str, Any]:
+    """The stored result with every match: waits for its ordering (which may run in another
+    worker process: the store is asked again), or orders it after ``ORDERING_WAIT`` seconds
+    (on a new snapshot: the ordering was lost with the process that ran it)."""
+    deadline = time.monotonic() + ORDERING_WAIT
+    token = str(caller.token)
+    while stored.get("state") == search_store.ORDERING and time.monotonic() < deadline:
+        time.sleep(ORDERING_POLL)
+        with store.read() as conn:
+            stored = search_store.load(conn, token, stored["key"])
+    if stored.get("state") != search_store.ORDERING:
+        return stored
+    criteria = SearchCriteria.model_validate(stored["criteria"])
+    plan = _plan(criteria)
+    with store.read() as conn:
+        vis = visibility(conn, caller.roles)
+        ctx = facet_store.facet_context(conn, vis)
+        matches = search_store.order_all(conn, vis, ctx, plan)
+    with store.write() as w:
+        if not search_store.complete(w, str(stored["key"]), matches):
+            return search_store.load(w, token, stored["key"])
+    return {**stored, "ordered": matches, "state": search_store.READY}
 
 
 @router.post("/search/new")
@@ -166,16 +255,27 @@ def page(
     _check_size(paging.size, settings)
     resume = resume_search(request.cursor, request.key) if request.cursor else None
     start = resume.position if resume is not None else paging.start
+    wanted = resume.query if resume is not None else request.key
     with store.read() as conn:
-        stored = search_store.load(conn, str(caller.token),
-                                   resume.query if resume is not None else request.key)
-        matches = list(stored["ordered"])
-        if resume is not None:
-            check_resumed(resume, matches)
-        vis = visibility(conn, caller.roles)
-        found = _entities(conn, caller, vis, matches, start, paging.size)
+        stored = search_store.load(conn, str(caller.token), wanted)
+        if stored.get("state") != search_store.ORDERING:
+            return _page_of(conn, caller, stored, resume, start, paging.size)
+    stored = _ready(store, caller, stored)
+    with store.read() as conn:
+        return _page_of(conn, caller, stored, resume, start, paging.size)
+
+
+def _page_of(
+    conn: Connection, caller: Caller, stored: dict[str, Any], resume: Cursor | None, start: int,
+    size: int,
+) -> JSONResponse:
+    matches = list(stored["ordered"])
+    if resume is not None:
+        check_resumed(resume, matches)
+    vis = visibility(conn, caller.roles)
+    found = _entities(conn, caller, vis, matches, start, size)
     return _result(stored["key"], stored["criteria"], stored["summary"], matches, found, start,
-                   paging.size)
+                   size, len(matches))
 
 
 @router.get("/search/facets")
@@ -184,5 +284,5 @@ def facets(caller: CallerDep, store: StoreDep) -> JSONResponse:
     with store.read() as conn:
         vis = visibility(conn, caller.roles)
         ctx = facet_store.facet_context(conn, vis)
-        listed = facet_store.facet_catalogue(conn, vis, ctx)
+        listed = search_store.facet_catalogue(conn, vis, ctx)
     return JSONResponse({"DATA_RESOURCE": listed})

@@ -59,16 +59,6 @@ _SQL_DETAILS = ("databaseName", "dataSchemaName", "tableName", "tableType")
 #: What the resource's ``extra`` holds that is sent as properties of their own, not as
 #: ``sourceDetails``.
 _NOT_DETAILS = (*_SQL_DETAILS, "inferredKeys")
-_NO_KEYS: dict[str, Any] = {"primaryKey": [], "uniqueColumns": [], "compositeKeys": []}
-
-
-def _inferred_keys(stored: Any) -> dict[str, Any]:
-    """``inferredKeys`` of the wire form: the keys profiling inferred from the data
-    (``profiling/keys.py``), every member present (empty lists before profiling or when the
-    data has no key)."""
-    if not isinstance(stored, Mapping):
-        stored = _NO_KEYS
-    return {name: list(stored.get(name) or []) for name in _NO_KEYS}
 
 
 @lru_cache(maxsize=4096)
@@ -165,6 +155,8 @@ class Shaping:
         self.updateable = sorted(WRITABLE) if self.steward else []
         self._runs_jobs_in: dict[str, bool] = {}
         self.constants = _constants(self)
+        wanted = self.properties
+        self.own = [(n, b) for n, b in _OWN if wanted is None or n in wanted]
 
     def runs_jobs_in(self, source_key: str) -> bool:
         """``canRunJob`` of the resources of a source (looked up once per source)."""
@@ -223,50 +215,23 @@ def resource_out(row: Mapping[str, Any], ctx: Shaping) -> orjson.Fragment:
 
     Three parts are joined as text: the row's own properties, built by the database
     (``store.resources.WIRE_COLUMNS``); the page's constants (:func:`_constants`, once per
-    page); and the properties below, encoded per row. The result is an :class:`orjson.Fragment`
-    that the answer's encoder copies as it is.
+    page); and the properties of :data:`_OWN`, encoded per row (only those asked for). The
+    result is an :class:`orjson.Fragment` that the answer's encoder copies as it is.
     """
-    key, source_key, path = row["key"], row["data_source_key"], row["path"]
     if ctx.minimal:
         minimal = {
-            "key": key, "resourcePath": path, "name": row["name"],
+            "key": row["key"], "resourcePath": row["path"], "name": row["name"],
             "resourceType": row["resource_type"], "dataSourceName": row["source_name"],
         }
         return orjson.Fragment(dumps(_with_lists(minimal, row, ctx)))
-    stages = row["detailed_status"] or []
-    extra = row["extra"] or {}
-    run_id, processed = _stage_facts(stages)
-    collection = row["resource_type"] == _COLLECTION
-    rating = ctx.ratings.get(key, _NO_RATING)
-    own: dict[str, Any] = {
-        "score": 0.0,
-        "customProperties": ctx.custom.get(key, ()),
-        "canRunJob": ctx.runs_jobs_in(source_key),
-        "dataSetMember": any(any(s.matches(path) for s in d.get(source_key, ()))
-                             for d in ctx.datasets) if ctx.datasets else False,
-        "favorite": key in ctx.favorites,
-        "processedTime": processed, "averageRating": rating[0], "ratingCount": rating[1],
-        "dataSourceUri": mask_uri(row["source_type"], row["source_uri"]),
-        "runId": run_id, "sensitivity": _sensitivity(ctx.associations.get(key, ())),
-        "dataSetVirtualFolders": sorted(
-            name for name, folder_source, specs in ctx.folders
-            if folder_source == source_key and any(s.matches(path) for s in specs)
-        ) if ctx.folders else (),
-        "joinConditions": ctx.joins.get(key, ()),
-        "detailedStatus": stages,
-        "memberPaths": [p for p in ctx.members.get(key, ()) if ctx.vis.sees(source_key, p)]
-        if collection else (),
-        "sourceDetails": {k: v for k, v in extra.items() if k not in _NOT_DETAILS}
-        if extra else {},
-        "inferredKeys": _inferred_keys(extra.get("inferredKeys")),
-    }
+    own = {name: build(row, ctx) for name, build in ctx.own}
     if ctx.fields is not None or ctx.tags:
-        _with_lists(own, row, ctx)
+        _with_lists(own, row, ctx)  # asked for by views, sent whatever ``properties`` say
+    key = row["key"]
     if ctx.extra and key in ctx.extra:
-        own.update(ctx.extra[key])
-    if ctx.properties is not None:
-        lists = ("fields", "tagAssociationViewList")  # asked for by views
-        own = {k: v for k, v in own.items() if k in ctx.properties or k in lists}
+        more = ctx.extra[key]
+        own.update(more if ctx.properties is None
+                   else {k: v for k, v in more.items() if k in ctx.properties})
     # The members of the database's object, the page's constants, then this row's own.
     members = [row["wire"].encode().strip()[1:-1].strip(), ctx.constants, dumps(own)[1:-1]]
     return orjson.Fragment(b"{" + b",".join(m for m in members if m) + b"}")
@@ -274,6 +239,66 @@ def resource_out(row: Mapping[str, Any], ctx: Shaping) -> orjson.Fragment:
 
 _COLLECTION = ResourceType.COLLECTION.value
 _NO_RATING = (0.0, 0)
+
+
+def _processed_time(row: Mapping[str, Any], ctx: Shaping) -> int:
+    return _stage_facts(row["detailed_status"] or [])[1]
+
+
+def _run_id(row: Mapping[str, Any], ctx: Shaping) -> str | None:
+    return _stage_facts(row["detailed_status"] or [])[0]
+
+
+def _data_set_member(row: Mapping[str, Any], ctx: Shaping) -> bool:
+    if not ctx.datasets:
+        return False
+    source_key, path = row["data_source_key"], row["path"]
+    return any(any(s.matches(path) for s in d.get(source_key, ())) for d in ctx.datasets)
+
+
+def _virtual_folders(row: Mapping[str, Any], ctx: Shaping) -> Sequence[str]:
+    if not ctx.folders:
+        return ()
+    source_key, path = row["data_source_key"], row["path"]
+    return sorted(name for name, folder_source, specs in ctx.folders
+                  if folder_source == source_key and any(s.matches(path) for s in specs))
+
+
+def _member_paths(row: Mapping[str, Any], ctx: Shaping) -> Sequence[str]:
+    if row["resource_type"] != _COLLECTION:
+        return ()
+    source_key = row["data_source_key"]
+    return [p for p in ctx.members.get(row["key"], ()) if ctx.vis.sees(source_key, p)]
+
+
+def _source_details(row: Mapping[str, Any], ctx: Shaping) -> dict[str, Any]:
+    extra = row["extra"]
+    return {k: v for k, v in extra.items() if k not in _NOT_DETAILS} if extra else {}
+
+
+#: The properties built per row in Python, in the order they are sent, each from the row and
+#: the page's :class:`Shaping`. A page asking for some ``properties`` builds only those
+#: (``Shaping.own``); what the database builds is in ``store.resources.WIRE_COLUMNS``.
+_OWN: tuple[tuple[str, Any], ...] = (
+    ("score", lambda row, ctx: 0.0),
+    ("customProperties", lambda row, ctx: ctx.custom.get(row["key"], ())),
+    ("canRunJob", lambda row, ctx: ctx.runs_jobs_in(row["data_source_key"])),
+    ("dataSetMember", _data_set_member),
+    ("favorite", lambda row, ctx: row["key"] in ctx.favorites),
+    ("processedTime", _processed_time),
+    ("averageRating", lambda row, ctx: ctx.ratings.get(row["key"], _NO_RATING)[0]),
+    ("ratingCount", lambda row, ctx: ctx.ratings.get(row["key"], _NO_RATING)[1]),
+    ("dataSourceUri", lambda row, ctx: mask_uri(row["source_type"], row["source_uri"])),
+    ("runId", _run_id),
+    ("sensitivity", lambda row, ctx: _sensitivity(ctx.associations.get(row["key"], ()))),
+    ("dataSetVirtualFolders", _virtual_folders),
+    ("joinConditions", lambda row, ctx: ctx.joins.get(row["key"], ())),
+    ("detailedStatus", lambda row, ctx: row["detailed_status"] or []),
+    ("memberPaths", _member_paths),
+    ("sourceDetails", _source_details),
+)
+
+
 
 
 def _sensitivity(associations: Sequence[Mapping[str, Any]]) -> str | None:

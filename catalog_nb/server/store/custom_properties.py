@@ -22,7 +22,7 @@ from sqlalchemy import Connection, delete, insert, select, update
 from catalog_nb.contract import CustomPropertyType, ErrorCode
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
 from catalog_nb.server.store import search
-from catalog_nb.server.store.common import fold, new_key, now_ms, unique_name
+from catalog_nb.server.store.common import any_key, fold, new_key, now_ms, unique_name
 from catalog_nb.server.store.schema import custom_properties, resource_custom_values
 
 #: Columns a create or update may set.
@@ -219,20 +219,13 @@ def values_of(conn: Connection, resource_keys: Iterable[str]) -> dict[str, list[
         select(values.c.resource_key, values.c.value, cp.c.name, cp.c.display_name,
                cp.c.description, cp.c.type, cp.c.facet_able)
         .join(cp, cp.c.key == values.c.property_key)
-        .where(values.c.resource_key.in_(keys))
+        .where(any_key(conn, values.c.resource_key, keys))
         .order_by(values.c.resource_key, cp.c.name_fold)
     )
-    for row in conn.execute(query).mappings():
-        found[row["resource_key"]].append(
-            {
-                "name": row["name"],
-                "displayName": row["display_name"],
-                "description": row["description"],
-                "type": row["type"],
-                "value": row["value"],
-                "facetAble": bool(row["facet_able"]),
-            }
-        )
+    for key, value, name, display_name, description, kind, facet_able in conn.execute(query):
+        found[key].append({"name": name, "displayName": display_name,
+                           "description": description, "type": kind, "value": value,
+                           "facetAble": bool(facet_able)})
     return found
 
 

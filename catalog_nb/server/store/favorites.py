@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import NotFound
 from catalog_nb.server.security import Visibility
-from catalog_nb.server.store.common import now_ms
+from catalog_nb.server.store.common import any_key, now_ms
 from catalog_nb.server.store.resources import read_query, rows_of, visible_condition
 from catalog_nb.server.store.schema import data_resources, data_sources, favorites
 
@@ -73,5 +73,5 @@ def flags(conn: Connection, user_key: str, resource_keys: Iterable[str]) -> set[
     if not wanted:
         return set()
     query = select(F.c.resource_key).where(F.c.user_key == user_key,
-                                           F.c.resource_key.in_(wanted))
+                                           any_key(conn, F.c.resource_key, wanted))
     return {str(k) for k in conn.execute(query).scalars()}

@@ -25,9 +25,13 @@ from catalog_nb.server.store.schema import (
     login_throttle,
     metadata,
     resource_facets,
+    resource_names,
+    resource_names_in_code_points,
     resource_paths_in_code_points,
     reviews,
     schema_version,
+    search_cell_members,
+    search_cells,
     staged_fields,
     store_generations,
 )
@@ -87,6 +91,24 @@ def _generations(conn: Connection) -> None:
     install_generations(conn)
 
 
+def _facet_cells(conn: Connection) -> None:
+    # Facet-only searches count cells instead of every resource. Imported here: facet_cells
+    # needs security, which imports the store package, which imports this module.
+    from catalog_nb.server.store import facet_cells
+
+    metadata.create_all(conn, tables=[search_cells, search_cell_members])
+    facet_cells.rebuild(conn)
+    # Their first page is read by index in name order; the rest is ordered after the answer.
+    index = resource_names_in_code_points if conn.dialect.name == "postgresql" else (
+        resource_names)
+    index.create(conn, checkfirst=True)
+    present = {c["name"] for c in inspect(conn).get_columns("stored_searches")}
+    for column in ("state VARCHAR(16) DEFAULT 'ready' NOT NULL", "matched BIGINT"):
+        if column.split()[0] not in present:
+            conn.exec_driver_sql(f"ALTER TABLE stored_searches ADD COLUMN {column}")
+    analyze(conn, ["data_resources", "search_cells"])
+
+
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
@@ -101,6 +123,8 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
      _search_facet_columns),
     (8, "generation counters of users, roles and grants and of the catalog, for caches",
      _generations),
+    (9, "search: facet counts kept per cell of the facet columns, for facet-only searches",
+     _facet_cells),
 ]
 
 LATEST = MIGRATIONS[-1][0]

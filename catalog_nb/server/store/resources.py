@@ -10,7 +10,10 @@ A page is loaded in a fixed number of queries whatever its size: the resources (
 their source), then their fields, custom values and collection members in one query each. The
 database writes each resource's own wire properties as one JSON text (``wire``, see
 :func:`_wire`), so a page reaches Python as a string and a few columns per row; the JSON columns
-are read as text and decoded a page at a time (one ``orjson.loads`` per column).
+are read as text and decoded a page at a time (one ``orjson.loads`` per column), and only when
+a property built from them in Python is asked for (:func:`shaped_columns`). The page's custom
+values, favorites and ratings are read with its keys as one bound value
+(:func:`~catalog_nb.server.store.common.any_key`).
 
 Pages come in one order: source name (folded, code points), then path. The first page and every
 page after a cursor are read by keyset (:func:`query_page` with ``after``): the rest of the last
@@ -57,7 +60,11 @@ from catalog_nb.contract import ErrorCode, ResourceType
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.security import PathSpec, Visibility
 from catalog_nb.server.store.common import code_points, fold, now_ms
-from catalog_nb.server.store.schema import data_resources, data_sources, resource_fields
+from catalog_nb.server.store.schema import (
+    data_resources,
+    data_sources,
+    resource_fields,
+)
 
 R, S = data_resources, data_sources
 
@@ -151,6 +158,18 @@ def loads_many(texts: Sequence[str | bytes | None]) -> list[Any]:
 #: cost as much again).
 SHAPED_COLUMNS = ("key", "data_source_key", "path", "name", "resource_type", "detailed_status",
                   "extra")
+#: The JSON columns of a row and the wire properties Python builds from them
+#: (``schemas.resources``): a page that sends none of those does not read the column.
+_PYTHON_BUILT = {"detailed_status": frozenset({"detailedStatus", "runId", "processedTime"}),
+                 "extra": frozenset({"sourceDetails"})}
+
+
+def shaped_columns(properties: frozenset[str] | None) -> tuple[str, ...]:
+    """The columns of :data:`SHAPED_COLUMNS` a page sending ``properties`` needs (None: all)."""
+    if properties is None:
+        return SHAPED_COLUMNS
+    return tuple(c for c in SHAPED_COLUMNS
+                 if c not in _PYTHON_BUILT or _PYTHON_BUILT[c] & properties)
 
 
 def _columns(alias: Any = None, names: Sequence[str] | None = None) -> list[Any]:
@@ -169,7 +188,33 @@ FORMAT_DISPLAY = {
 }
 
 
-def _wire_pairs(r: Any, s: Any) -> list[tuple[str, Any, bool]]:
+#: The members of ``inferredKeys`` (every one present, an empty list when not known).
+INFERRED_KEY_LISTS = ("primaryKey", "uniqueColumns", "compositeKeys")
+
+
+def _inferred_keys(r: Any, postgres: bool) -> Any:
+    """``inferredKeys`` built from ``extra`` by the database: each list profiling stored
+    (``profiling/keys.py``), or an empty one when there is none (before profiling, or data
+    without a key). Reading ``extra`` into Python for it cost a JSON decode per row."""
+    members: list[Any] = []
+    for name in INFERRED_KEY_LISTS:
+        if postgres:
+            stored = r.extra.op("->")(literal_column("'inferredKeys'")).op("->")(
+                literal_column(f"'{name}'"))
+            listed: Any = case((func.json_typeof(stored) == "array", stored),
+                               else_=literal_column("'[]'::json"))
+        else:
+            path = f"$.inferredKeys.{name}"
+            # json_valid first: SQLite's JSON functions refuse a text holding NaN (which
+            # Python's encoder writes), and one such row must not fail the page.
+            listed = func.json(case(
+                (and_(func.json_valid(r.extra), func.json_type(r.extra, path) == "array"),
+                 func.json_extract(r.extra, path)), else_="[]"))
+        members += [literal_column(f"'{name}'"), listed]
+    return func.json_build_object(*members) if postgres else func.json_object(*members)
+
+
+def _wire_pairs(r: Any, s: Any, postgres: bool = False) -> list[tuple[str, Any, bool]]:
     """(property, SQL expression, is it a boolean) of the wire properties that follow from the
     resource row and its source alone; ``r`` and ``s`` are the column collections to read."""
     def display(column: Any) -> Any:
@@ -200,6 +245,7 @@ def _wire_pairs(r: Any, s: Any) -> list[tuple[str, Any, bool]]:
         ("fileFormat", r.file_format, False), ("fileFormatDisplay", display(r.file_format), False),
         ("status", r.status, False), ("encoding", r.encoding, False),
         ("collectionKey", r.collection_key, False),
+        ("inferredKeys", _inferred_keys(r, postgres), False),
     ]
 
 
@@ -216,7 +262,7 @@ def _wire(dialect: str, r: Any = R.c, only: frozenset[str] | None = None) -> Any
     """
     postgres = dialect == "postgresql"
     args: list[Any] = []
-    for name, expression, boolean in _wire_pairs(r, S.c):
+    for name, expression, boolean in _wire_pairs(r, S.c, postgres):
         if only is not None and name not in only:
             continue
         args.append(literal_column(f"'{name}'"))
@@ -393,7 +439,7 @@ def query_page(
     size = query.size if limit is None else limit
     on_resources, on_sources = _conditions(conn, vis, query)
     if query.after is None and query.start:
-        page = (read_query(conn, SHAPED_COLUMNS, query.properties)
+        page = (read_query(conn, shaped_columns(query.properties), query.properties)
                 .where(*on_resources, *on_sources)
                 .order_by(*_order(conn))
                 .offset(query.start).limit(size))
@@ -403,7 +449,7 @@ def query_page(
     if query.after is not None:
         name_after, source_key, path_after = query.after
         # The rest of the last row's source: one range of the (source, path) index.
-        rest = (read_query(conn, SHAPED_COLUMNS, query.properties)
+        rest = (read_query(conn, shaped_columns(query.properties), query.properties)
                 .where(R.c.data_source_key == source_key,
                        code_points(conn, R.c.path) > path_after, *on_resources, *on_sources)
                 .order_by(code_points(conn, R.c.path)).limit(size))
@@ -427,13 +473,14 @@ def _later_sources(
     if conn.dialect.name != "postgresql":
         # SQLite walks the sources by name and each source's paths by its index, and stops
         # at the limit: no sort.
-        return (read_query(conn, SHAPED_COLUMNS, properties).where(*on_resources, *named)
+        return (read_query(conn, shaped_columns(properties), properties)
+                .where(*on_resources, *named)
                 .order_by(S.c.name_fold, R.c.path).limit(size))
     # PostgreSQL would sort every later resource for the limit: take at most ``size`` of each
     # source from its (source, path) index, then order those.
     each = (select(R).where(R.c.data_source_key == S.c.key, *on_resources)
             .order_by(R.c.path.collate("C")).limit(size).lateral("page"))
-    return (select(*_columns(each, SHAPED_COLUMNS), *_SOURCE_COLUMNS,
+    return (select(*_columns(each, shaped_columns(properties)), *_SOURCE_COLUMNS,
                    _wire(conn.dialect.name, each.c, properties))
             .select_from(S).join(each, true()).where(*named)
             .order_by(S.c.name_fold.collate("C"), each.c.path.collate("C")).limit(size))

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import Conflict, NotFound
 from catalog_nb.server.security import Visibility
-from catalog_nb.server.store.common import new_key, now_ms
+from catalog_nb.server.store.common import any_key, new_key, now_ms
 from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import data_resources, data_sources, reviews
 
@@ -120,7 +120,7 @@ def rating_stats(
         return {}
     query = (
         select(V.c.resource_key, func.sum(V.c.rating), func.count())
-        .where(V.c.resource_key.in_(wanted))
+        .where(any_key(conn, V.c.resource_key, wanted))
         .group_by(V.c.resource_key)
     )
     return {str(k): (round(int(total) / int(n), 2), int(n)) for k, total, n in conn.execute(query)}

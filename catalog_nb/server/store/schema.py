@@ -294,6 +294,20 @@ resource_facets = Index(
 #: Metadata pages are read by keyset in code-point order of the path within a source. SQLite's
 #: unique (source, path) index is in that order already; PostgreSQL's follows the database's
 #: locale, so it gets one of its own.
+#: The first page of a facet-only search is read in name order from this index (code-point
+#: order: SQLite's own, a "C" collation on PostgreSQL), stopping at the page's last match. On
+#: SQLite it holds the facet columns too: otherwise the planner prefers scanning the other
+#: covering index whole and sorting every match to fetching rows from this one.
+resource_names = Index(
+    "ix_resources_name", data_resources.c.name, data_resources.c.key,
+    data_resources.c.data_source_key, data_resources.c.resource_type,
+    data_resources.c.file_format, data_resources.c.owner, data_resources.c.resource_size,
+    data_resources.c.time_of_resource_change, data_resources.c.facet_field_types,
+    data_resources.c.facet_sensitivity,
+).ddl_if(dialect="sqlite")
+resource_names_in_code_points = Index(
+    "ix_resources_name_c", data_resources.c.name.collate("C"), data_resources.c.key,
+).ddl_if(dialect="postgresql")
 resource_paths_in_code_points = Index(
     "ix_resources_source_path_c", data_resources.c.data_source_key,
     data_resources.c.path.collate("C"),
@@ -527,6 +541,47 @@ search_facet_values = Table(
 Index("ix_search_facet_values_category", search_facet_values.c.facet,
       search_facet_values.c.category)
 
+
+def _cell_coordinates() -> list[Column[Any]]:
+    """What a facet cell is keyed by: the resource's facet columns, a size range instead of the
+    size and the day (epoch day, UTC) of its last change instead of the time."""
+    return [
+        Column("data_source_key", String(KEY), nullable=False),
+        Column("resource_type", String(64), nullable=False),
+        Column("file_format", String(32)),
+        Column("owner", String(MAX_NAME_LENGTH)),
+        Column("sensitivity", String(32)),
+        Column("size_range", String(16), nullable=False),
+        Column("field_types", Integer, nullable=False),
+        Column("change_day", Integer),
+    ]
+
+
+# Facet counts kept ahead of the searches (store/facet_cells.py): resources counted per
+# combination of the cell coordinates (facet = '') and, per derived category (facet and
+# category of search_facet_values), its holders counted likewise. Rows are signed deltas
+# appended by every index refresh (so concurrent writers never update one row) and folded
+# together now and then; a cell's count is the sum of its rows.
+search_cells = Table(
+    "search_cells",
+    metadata,
+    Column("cell_id", Integer, primary_key=True, autoincrement=True),
+    Column("facet", String(64), nullable=False),
+    Column("category", Text, nullable=False),
+    *_cell_coordinates(),
+    Column("n", Integer, nullable=False),
+)
+# The coordinates and derived categories each resource is counted under in search_cells, so a
+# refresh can take back exactly what it counted before (the resource row has changed by then).
+# No foreign key: the entry must outlive its resource until the refresh that takes it back.
+search_cell_members = Table(
+    "search_cell_members",
+    metadata,
+    Column("resource_key", String(KEY), primary_key=True),
+    *_cell_coordinates(),
+    Column("derived", Text, nullable=False),
+)
+
 # A search's criteria and every matched key in order ([[key, score], ...]), for its session.
 stored_searches = Table(
     "stored_searches",
@@ -540,6 +595,10 @@ stored_searches = Table(
     Column("summary", JSON, nullable=False),
     Column("ordered", JSON, nullable=False),
     Column("created_ms", BigInteger, nullable=False),
+    # 'ready', or 'ordering' while a facet-only search's matches are ordered after its answer
+    # (``ordered`` then holds the first page, ``matched`` the count): store/search.py.
+    Column("state", String(16), nullable=False, default="ready", server_default="ready"),
+    Column("matched", BigInteger),
 )
 Index("ix_stored_searches_session", stored_searches.c.token_hash, stored_searches.c.created_ms)
 

@@ -25,7 +25,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from sqlalchemy import (
+    JSON,
+    Column,
     ColumnElement,
     Connection,
     Subquery,
@@ -62,15 +65,18 @@ from catalog_nb.server.search.query import (
     pure_conjunction,
 )
 from catalog_nb.server.security import Visibility
-from catalog_nb.server.store.common import chunks, new_key, now_ms
+from catalog_nb.server.store import facet_cells
+from catalog_nb.server.store.common import chunks, code_points, new_key, now_ms
 from catalog_nb.server.store.facets import (
     FacetContext,
     Ranking,
     facet_results,
     joined,
+    ordered,
     search_pass,
     selection_condition,
 )
+from catalog_nb.server.store.facets import facet_catalogue as counted_catalogue
 from catalog_nb.server.store.resources import loads_many, visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
@@ -144,6 +150,7 @@ def _category(value: Any) -> list[str]:
 
 
 def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
+    facet_cells.lock_resources(conn, keys)
     old = [int(i) for i in conn.execute(
         select(DOC.c.doc_id).where(DOC.c.resource_key.in_(keys))).scalars()]
     index.documents_removed(conn, old)
@@ -151,10 +158,13 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
     conn.execute(delete(FV).where(FV.c.resource_key.in_(keys)))
     rows = conn.execute(
         select(R.c.key, R.c.name, R.c.path, R.c.description, R.c.rich_description,
-               R.c.facet_field_types, R.c.facet_sensitivity)
+               R.c.facet_field_types, R.c.facet_sensitivity, R.c.data_source_key,
+               R.c.resource_type, R.c.file_format, R.c.owner, R.c.resource_size,
+               R.c.time_of_resource_change)
         .where(R.c.key.in_(keys))
     ).all()
     if not rows:
+        facet_cells.update(conn, keys, {})
         return
     text: dict[str, dict[str, list[str]]] = {
         r.key: {"tags": [], "fields": [], "descriptions": [r.description or "",
@@ -202,6 +212,7 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
     documents: list[dict[str, Any]] = []
     values: list[dict[str, Any]] = []
     columns: list[dict[str, Any]] = []
+    counted: dict[str, facet_cells.State] = {}
     for r in rows:
         parts = text[r.key]
         documents.append({
@@ -213,6 +224,10 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
             columns.append({"_key": r.key, "_types": held[0], "_sensitivity": held[1]})
         values.extend({"resource_key": r.key, "facet": f, "category": c}
                       for f, c in facets[r.key])
+        counted[r.key] = (facet_cells.coordinates(
+            r.data_source_key, r.resource_type, r.file_format, r.owner, held[1],
+            r.resource_size, held[0], r.time_of_resource_change), frozenset(facets[r.key]))
+    facet_cells.update(conn, keys, counted)
     conn.execute(insert(DOC), documents)
     if values:
         conn.execute(insert(FV), values)
@@ -311,23 +326,32 @@ def _ranking(plan: Plan, score: Any) -> Ranking:
 
 @dataclass
 class Outcome:
-    """A search's every match in order, as [key, score], and its facet results."""
+    """A search's facet results and its matches in order, as [key, score]: every one
+    (``complete``), or only the first ones asked for, then ``matched`` says how many there are
+    and :func:`order_all` on the same snapshot gives them all."""
 
     matches: list[list[Any]]
     facet_results: list[dict[str, Any]]
+    matched: int
+    complete: bool = True
 
 
-def search(conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan) -> Outcome:
-    """Run a checked search for a caller: the ordered matches and every facet's counts, in one
-    statement (:func:`~catalog_nb.server.store.facets.search_pass`)."""
+@dataclass
+class _Compiled:
+    source: FromClause
+    where: list[ColumnElement[bool]]
+    chosen: dict[str, ColumnElement[bool]]
+    ranking: Ranking
+
+
+def _compiled(conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan) -> _Compiled:
     visible = visible_condition(conn, vis)
     match = matching(conn, plan.node)
-    base = [visible] + ([match.condition] if match.condition is not None else [])
     chosen = {name: selection_condition(conn, ctx, ctx.facets[name], cats)
               for name, cats in plan.selections.items()}
     source: FromClause = joined()
     score: Any = literal(0.0)
-    where = list(base)
+    where = [visible] + ([match.condition] if match.condition is not None else [])
     if match.ranked is not None:
         ranked = match.ranked
         if match.inner:
@@ -337,8 +361,98 @@ def search(conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan) -> 
         else:
             source = source.outerjoin(ranked, ranked.c.resource_key == R.c.key)
             score = func.coalesce(ranked.c.score, 0.0)
-    found = search_pass(conn, ctx, where, chosen, source=source, ranking=_ranking(plan, score))
-    return Outcome(found.matches, facet_results(ctx, found.facets, plan.selections))
+    return _Compiled(source, where, chosen, _ranking(plan, score))
+
+
+def search(
+    conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan, *,
+    first: int | None = None,
+) -> Outcome:
+    """Run a checked search for a caller: every facet's counts and the ordered matches.
+
+    A keyword search counts its matches and orders them in one statement
+    (:func:`~catalog_nb.server.store.facets.search_pass`). A search by facets alone counts the
+    cells (:mod:`~catalog_nb.server.store.facet_cells`) where they answer exactly; given
+    ``first``, it then reads only that many matches, in order, from the name index, and leaves
+    the rest to :func:`order_all` (an incomplete outcome)."""
+    compiled = _compiled(conn, vis, ctx, plan)
+    counted = None
+    unselected = next((n for n in ctx.facets if n not in plan.selections), None)
+    if isinstance(plan.node, Everything) and unselected is not None:
+        counted = facet_cells.counts(conn, vis, ctx, plan.selections, compiled.chosen)
+    if counted is None:
+        found = search_pass(conn, ctx, compiled.where, compiled.chosen, source=compiled.source,
+                            ranking=compiled.ranking)
+        return Outcome(found.matches, facet_results(ctx, found.facets, plan.selections),
+                       len(found.matches))
+    results = facet_results(ctx, counted, plan.selections)
+    # Any facet without a selection is counted over the resources passing every selection.
+    matched = counted[str(unselected)][0]
+    if first is None or first >= matched:
+        matches = _ordered(conn, compiled)
+        return Outcome(matches, results, len(matches))
+    # Walking the name index finds the first page after about first * seen / matched entries.
+    walk = first * facet_cells.resources_seen(conn, vis) / max(matched, 1)
+    leading = _leading(conn, compiled, first, in_name_order=walk <= MAX_NAME_WALK)
+    return Outcome(leading, results, matched, complete=False)
+
+
+def _ordered(conn: Connection, compiled: _Compiled) -> list[list[Any]]:
+    """Every match of a keyword-less search in order (on SQLite read in order from the name
+    index when sorted by name, as the first page is)."""
+    return _leading(conn, compiled, None, in_name_order=False)
+
+
+#: The most name index entries a first page may be expected to walk for PostgreSQL to be
+#: told to walk it (beyond, sorting the matches costs about the same).
+MAX_NAME_WALK = 20_000
+
+
+def _leading(
+    conn: Connection, compiled: _Compiled, first: int | None, *, in_name_order: bool,
+) -> list[list[Any]]:
+    """The ``first`` matches (None: all) of a keyword-less search, in the search's order.
+
+    ``in_name_order``: on PostgreSQL, sorting is priced out for this statement, so the plan
+    walks the name index: its estimates of the facet conditions (expressions over columns) are
+    far too low, and it would read and sort every match for a first page instead."""
+    order = []
+    seen: list[Any] = []
+    for key, ascending, textual in compiled.ranking.keys:
+        if any(key is known for known in seen):
+            continue  # a tie-breaker repeating a sort key
+        seen.append(key)
+        key = code_points(conn, key) if textual else key
+        ordered_key = key.asc() if ascending else key.desc()
+        # NULLS LAST only where a value can be missing: on a NOT NULL column it would keep
+        # SQLite from reading the name index in order.
+        if not (isinstance(key, Column) and not key.nullable) and not textual:
+            ordered_key = ordered_key.nulls_last()
+        order.append(ordered_key)
+    query = (select(R.c.key, compiled.ranking.score)
+             .select_from(compiled.source)
+             .where(*compiled.where, *compiled.chosen.values())
+             .order_by(*order))
+    if first is not None:
+        query = query.limit(first)
+    nudged = in_name_order and conn.dialect.name == "postgresql"
+    if nudged:
+        conn.exec_driver_sql(f"SET LOCAL enable_sort = {NAME_ORDER_SORT}")
+    try:
+        return [[str(key), float(score or 0.0)] for key, score in conn.execute(query)]
+    finally:
+        if nudged:
+            conn.exec_driver_sql("SET LOCAL enable_sort = on")
+
+
+#: ``enable_sort`` while PostgreSQL reads a first page in name order (tests explain with it).
+NAME_ORDER_SORT = "off"
+
+
+def order_all(conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan) -> list[list[Any]]:
+    """Every match of a keyword-less search, in order (what an incomplete :func:`search`
+    leaves to be done, on the same snapshot)."""
+    return _ordered(conn, _compiled(conn, vis, ctx, plan))
 
 
 # ------------------------------------------------------------------------ stored results
@@ -349,15 +463,24 @@ def _session(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+#: ``stored_searches.state``: every match stored in order, or the first ones only while the
+#: rest are being ordered (:func:`complete` stores them all).
+READY, ORDERING = "ready", "ordering"
+
+
 def save(
     conn: Connection, token: str, criteria: Mapping[str, Any], summary: Mapping[str, Any],
-    matches: list[list[Any]],
+    matches: list[list[Any]], *, matched: int | None = None,
 ) -> str:
-    """Store a result for the session; returns its key. Only the latest results are kept."""
+    """Store a result for the session; returns its key. Only the latest results are kept.
+
+    ``matched``: ``matches`` are only the first of that many, the result is stored as being
+    ordered until :func:`complete` stores them all."""
     key, session, now = new_key(), _session(token), now_ms()
     conn.execute(insert(stored_searches).values(
         key=key, token_hash=session, criteria=dict(criteria), summary=dict(summary),
-        ordered=matches, created_ms=now,
+        ordered=matches, created_ms=now, state=READY if matched is None else ORDERING,
+        matched=matched,
     ))
     X = stored_searches
     kept = select(X.c.key).where(X.c.token_hash == session).order_by(
@@ -365,6 +488,24 @@ def save(
     conn.execute(delete(X).where(X.c.token_hash == session, X.c.key.not_in(
         select(kept.subquery().c.key))))
     return key
+
+
+def complete(conn: Connection, key: str, matches: list[list[Any]]) -> bool:
+    """Store every match of a result saved as being ordered; False when it is no longer
+    waiting for them (dropped with older results, or completed already)."""
+    X = stored_searches
+    done = conn.execute(update(X).where(X.c.key == key, X.c.state == ORDERING)
+                        .values(ordered=encoded_json(conn, matches), state=READY, matched=None))
+    return bool(done.rowcount)
+
+
+def encoded_json(conn: Connection, value: Any) -> Any:
+    """``value`` for a JSON column, encoded by the caller (orjson) instead of by the driver
+    while the statement runs: a hundred thousand matches are megabytes of JSON, and on SQLite
+    the write lock is held meanwhile (by a low-priority thread, for :func:`complete`)."""
+    encoded = bindparam(None, orjson.dumps(value).decode(), type_=Text)
+    # SQLite stores the text as it is; CAST(... AS JSON) there would mean NUMERIC.
+    return cast(encoded, JSON) if conn.dialect.name == "postgresql" else encoded
 
 
 def load(conn: Connection, token: str, key: str | None) -> dict[str, Any]:
@@ -395,3 +536,16 @@ def _decoded(row: Any) -> dict[str, Any]:
     found = dict(row)
     found["ordered"] = loads_many([found["ordered"]])[0]
     return found
+
+
+def facet_catalogue(conn: Connection, vis: Visibility, ctx: FacetContext) -> list[dict[str, Any]]:
+    """Every facet with the categories that hold at least one visible resource (from the cells
+    where they answer, else :func:`~catalog_nb.server.store.facets.facet_catalogue`)."""
+    counted = facet_cells.counts(conn, vis, ctx, {}, {})
+    if counted is None:
+        return counted_catalogue(conn, vis, ctx)
+    return [
+        {"facetName": name, "displayName": facet.display_name,
+         "facetCategories": list(ordered(counted[name][1], facet))}
+        for name, facet in ctx.facets.items()
+    ]

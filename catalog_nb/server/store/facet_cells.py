@@ -1,0 +1,487 @@
+"""Facet counts kept ahead of the searches: *cells*.
+
+A facet-only search counts every facet over a large share of the catalog: even read from the
+covering index, counting 100,000 resources one by one takes a good part of a second. But the
+built-in facets of a resource are a handful of columns with few distinct values, so the catalog
+falls into a few hundred *cells*: resources with the same data source, resource type, file
+format, owner, sensitivity, size range, field data types and day of last change. Each derived
+category (a tag, a custom property value) likewise counts its holders per cell. A search without
+a keyword then counts the cells (a few thousand rows at most) instead of the resources.
+
+**Kept exact by every write.** :func:`update` is called by the index refresh
+(``store.search.refresh``) that every write path already runs in its own transaction: it takes
+back what a resource was counted under (``search_cell_members`` remembers it, since the resource
+row has changed by then) and counts what it holds now. The counts are appended as signed delta
+rows, so concurrent writers on PostgreSQL only ever insert (no row is updated by two
+transactions, no lost update, no deadlock over a hot cell); :func:`compact` folds the rows
+together now and then (one compactor at a time on PostgreSQL, under an advisory lock; the rows it
+folds are exactly the rows it deleted). :func:`rebuild` recounts everything (migration).
+
+**Visibility stays exact.** The data source is a coordinate, so the cells of the sources a
+caller sees whole are simply selected. Resources the caller sees through a granted virtual
+folder or data set, on a source not seen whole, are counted one by one (the existing pass) and
+added; so are resources changed on a day that holds a boundary of the ``lastModified`` ranges
+(only part of such a day is within the range). Counts the cells cannot give exactly make
+:func:`counts` answer None, and the caller counts per resource: a selection on the virtual
+folder facet, several categories selected in a derived facet (a resource holding two would be
+counted twice), or a derived selection next to another derived facet (the cells do not know
+which categories are held together). Virtual folder counts are path matches: they are counted
+per resource, over the resources in a visible folder only.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from sqlalchemy import ColumnElement, Connection, and_, delete, func, insert, or_, select
+
+from catalog_nb.server.search import facets as F
+from catalog_nb.server.security import Visibility
+from catalog_nb.server.store import folders as folder_store
+from catalog_nb.server.store.facets import FacetContext, search_pass
+from catalog_nb.server.store.resources import specs_condition, visible_condition
+from catalog_nb.server.store.schema import (
+    data_resources,
+    data_sources,
+    search_cell_members,
+    search_cells,
+    search_facet_values,
+    store_generations,
+)
+
+C, M, R = search_cells, search_cell_members, data_resources
+#: The resource cells' ``facet`` (and ``category``); derived cells carry the facet row's.
+RESOURCE = ""
+#: Delta rows appended between two compactions (roughly: cell ids crossing a multiple).
+COMPACT_EVERY = 4096
+#: The PostgreSQL advisory lock of the compactor (any constant the catalog uses for nothing else).
+_COMPACT_LOCK = 0x5EA3C5E11
+#: The facets the cells answer, with the coordinate that gives their category.
+_COLUMN_FACETS = ("dataSource", "resourceType", "fileFormat", "owner", "sensitivity",
+                  "sizeRange", "lastModified")
+
+
+class Coordinates(NamedTuple):
+    """Where a resource is counted (the columns of ``search_cells`` and its member entry)."""
+
+    data_source_key: str
+    resource_type: str
+    file_format: str | None
+    owner: str | None
+    sensitivity: str | None
+    size_range: str
+    field_types: int
+    change_day: int | None
+
+
+COLUMNS = Coordinates._fields
+#: A resource's counted state: its coordinates and its derived (facet, category) pairs.
+State = tuple[Coordinates, frozenset[tuple[str, str]]]
+
+
+def size_range(size: int | None) -> str:
+    """The ``sizeRange`` category of a size (as ``store.facets.expression`` computes it)."""
+    if size is None:
+        return F.UNKNOWN
+    for category, bound in F.SIZE_RANGES:
+        if size < bound:
+            return category
+    return F.SIZE_ABOVE
+
+
+def coordinates(
+    source_key: str, resource_type: str, file_format: str | None, owner: str | None,
+    sensitivity: str | None, size: int | None, field_types: int | None, changed: int | None,
+) -> Coordinates:
+    """The cell of a resource with these column values."""
+    return Coordinates(
+        str(source_key), str(resource_type),
+        None if file_format is None else str(file_format).lower(), owner, sensitivity,
+        size_range(size), int(field_types or 0),
+        None if changed is None else int(changed) // F.DAY_MS,
+    )
+
+
+def _cells(state: State) -> Iterable[tuple[str, str, Coordinates]]:
+    place, derived = state
+    yield RESOURCE, RESOURCE, place
+    for facet, category in derived:
+        yield facet, category, place
+
+
+def _row(facet: str, category: str, place: Coordinates, n: int) -> dict[str, Any]:
+    return {"facet": facet, "category": category, **place._asdict(), "n": n}
+
+
+# ------------------------------------------------------------------------------- writing
+
+
+def _members(conn: Connection, keys: Sequence[str]) -> dict[str, State]:
+    # Under lock_resources: two writers refreshing one resource never both take back the
+    # same old state.
+    query = select(M).where(M.c.resource_key.in_(list(keys)))
+    found: dict[str, State] = {}
+    for row in conn.execute(query).mappings():
+        pairs = frozenset((str(f), str(c)) for f, c in json.loads(row["derived"]))
+        found[str(row["resource_key"])] = (Coordinates(*(row[c] for c in COLUMNS)), pairs)
+    return found
+
+
+def lock_resources(conn: Connection, keys: Sequence[str]) -> None:
+    """On PostgreSQL, lock the resource rows of a refresh (in key order) before it reads
+    anything: concurrent refreshes of one resource then run one after the other, each reading
+    what the one before left (READ COMMITTED). The resource row, not a row of the search
+    tables: a writer that changed the resource holds its lock already, so waiting on another
+    lock here could close a cycle. SQLite has one writer at a time."""
+    if conn.dialect.name == "postgresql" and keys:
+        conn.execute(select(R.c.key).where(R.c.key.in_(sorted(keys)))
+                     .order_by(R.c.key).with_for_update())
+
+
+def update(conn: Connection, keys: Sequence[str], current: Mapping[str, State]) -> None:
+    """Count these resources under their ``current`` state (a key missing from it: the
+    resource is gone) instead of what they were counted under; in the caller's transaction."""
+    if not keys:
+        return
+    before = _members(conn, keys)
+    delta: Counter[tuple[str, str, Coordinates]] = Counter()
+    changed: list[str] = []
+    for key in keys:
+        old, new = before.get(key), current.get(key)
+        if old == new:
+            continue
+        changed.append(key)
+        if old is not None:
+            delta.subtract(_cells(old))
+        if new is not None:
+            delta.update(_cells(new))
+    if not changed:
+        return
+    counted_before = [key for key in changed if key in before]
+    if counted_before:  # a new resource has no entry yet
+        conn.execute(delete(M).where(M.c.resource_key.in_(counted_before)))
+    members = [{"resource_key": key, **current[key][0]._asdict(),
+                "derived": json.dumps(sorted(current[key][1]))}
+               for key in changed if key in current]
+    if members:
+        conn.execute(insert(M), members)
+    rows = [_row(f, c, place, n) for (f, c, place), n in delta.items() if n]
+    if rows:
+        conn.execute(insert(C), rows)
+        top = int(conn.execute(select(func.max(C.c.cell_id))).scalar_one() or 0)
+        if top // COMPACT_EVERY != (top - len(rows)) // COMPACT_EVERY:
+            compact(conn)
+
+
+def compact(conn: Connection) -> None:
+    """Fold the delta rows into one row per cell (cells counting nothing are dropped)."""
+    cols = ", ".join(("facet", "category", *COLUMNS))
+    if conn.dialect.name == "postgresql":
+        # One compactor at a time; the others skip (their rows are folded next time). The
+        # DELETE and the INSERT read one snapshot, so rows committed meanwhile stay as they are.
+        locked = conn.exec_driver_sql(
+            f"SELECT pg_try_advisory_xact_lock({_COMPACT_LOCK})").scalar_one()
+        if not locked:
+            return
+        conn.exec_driver_sql(
+            f"WITH gone AS (DELETE FROM search_cells RETURNING {cols}, n) "
+            f"INSERT INTO search_cells ({cols}, n) SELECT {cols}, sum(n) FROM gone "
+            f"GROUP BY {cols} HAVING sum(n) <> 0")
+        return
+    top = conn.execute(select(func.max(C.c.cell_id))).scalar_one()
+    if top is None:
+        return
+    # SQLite has one writer at a time: nothing can come between the two statements.
+    conn.exec_driver_sql(
+        f"INSERT INTO search_cells ({cols}, n) SELECT {cols}, sum(n) FROM search_cells "
+        f"WHERE cell_id <= {int(top)} GROUP BY {cols} HAVING sum(n) <> 0")
+    conn.execute(delete(C).where(C.c.cell_id <= int(top)))
+
+
+def rebuild(conn: Connection) -> None:
+    """Count every resource again from its row and facet values (migration, repair)."""
+    conn.execute(delete(C))
+    conn.execute(delete(M))
+    derived: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    FV = search_facet_values
+    for key, facet, category in conn.execute(select(FV.c.resource_key, FV.c.facet,
+                                                    FV.c.category)):
+        derived[str(key)].add((str(facet), str(category)))
+    query = select(R.c.key, R.c.data_source_key, R.c.resource_type, R.c.file_format,
+                   R.c.owner, R.c.facet_sensitivity, R.c.resource_size, R.c.facet_field_types,
+                   R.c.time_of_resource_change)
+    totals: Counter[tuple[str, str, Coordinates]] = Counter()
+    members: list[dict[str, Any]] = []
+    for key, *values in conn.execute(query):
+        state = (coordinates(*values), frozenset(derived.get(str(key), ())))
+        totals.update(_cells(state))
+        members.append({"resource_key": key, **state[0]._asdict(),
+                        "derived": json.dumps(sorted(state[1]))})
+        if len(members) >= 5000:
+            conn.execute(insert(M), members)
+            members = []
+    if members:
+        conn.execute(insert(M), members)
+    rows = [_row(f, c, place, n) for (f, c, place), n in totals.items() if n]
+    for at in range(0, len(rows), 5000):
+        conn.execute(insert(C), rows[at:at + 5000])
+
+
+# ------------------------------------------------------------------------------ counting
+
+Counted = dict[str, tuple[int, dict[str, int]]]
+
+
+def answerable(ctx: FacetContext, selections: Mapping[str, Sequence[str]]) -> bool:
+    """Whether the cells count a keyword-less search with these selections exactly."""
+    derived = [f for f in ctx.facets.values() if f.kind == "derived"]
+    for facet in ctx.facets.values():
+        if facet.kind in ("column", "bucket") and facet.name not in _COLUMN_FACETS:
+            return False
+    for name, categories in selections.items():
+        facet = ctx.facets[name]
+        if facet.kind == "folder":
+            return False
+        if facet.kind == "derived" and (len(categories) > 1 or len(derived) > 1):
+            return False
+    return True
+
+
+def boundary_days(now: int) -> set[int]:
+    """The days holding a boundary of the ``lastModified`` ranges measured from ``now``."""
+    return {(now - age) // F.DAY_MS for _, age in F.AGE_RANGES}
+
+
+def _age(day: int | None, now: int) -> str:
+    """The ``lastModified`` category of a day that holds no range boundary."""
+    if day is None:
+        return F.UNKNOWN
+    for category, age in F.AGE_RANGES:
+        if day * F.DAY_MS >= now - age:
+            return category
+    return F.AGE_ABOVE
+
+
+def _categories(place: Coordinates, names: Mapping[str, str], now: int) -> dict[str, Any]:
+    return {
+        "dataSource": names.get(place.data_source_key),
+        "resourceType": place.resource_type.replace(F.TYPE_PREFIX, ""),
+        "fileFormat": place.file_format, "owner": place.owner,
+        "sensitivity": place.sensitivity, "sizeRange": place.size_range,
+        "lastModified": _age(place.change_day, now),
+    }
+
+
+Cells = dict[tuple[str, str, Coordinates], int]
+
+
+class _Kept(NamedTuple):
+    generation: int
+    at: float
+    cells: Cells
+    names: dict[str, str]
+
+
+#: The cells and source names last read per database, under the catalog generation they were
+#: read at (``schema.store_generations``: every committed change to the catalog moves it).
+_KEPT: dict[str, _Kept] = {}
+_KEPT_LOCK = threading.Lock()
+#: The longest kept cells are used (a change made behind the store's back shows by then).
+KEEP_SECONDS = 5.0
+
+
+def _generation(conn: Connection) -> int | None:
+    G = store_generations
+    found = conn.execute(select(G.c.generation).where(G.c.name == "catalog")).scalar()
+    return None if found is None else int(found)
+
+
+def _all_cells(conn: Connection) -> tuple[Cells, dict[str, str]]:
+    """Every cell (delta rows summed) and every source's name, reused while the catalog's
+    generation stays the one they were read at: a facet-only search then reads one row."""
+    where = str(conn.engine.url)
+    before = _generation(conn)
+    with _KEPT_LOCK:
+        kept = _KEPT.get(where)
+    if (kept is not None and before is not None and kept.generation == before
+            and time.monotonic() - kept.at < KEEP_SECONDS):
+        return kept.cells, kept.names
+    query = select(C.c.facet, C.c.category, *(C.c[c] for c in COLUMNS), C.c.n)
+    summed: Cells = defaultdict(int)
+    for facet, category, *place, n in conn.execute(query).all():
+        summed[(facet, category, Coordinates(*place))] += int(n)
+    names = {str(k): str(n) for k, n in conn.execute(
+        select(data_sources.c.key, data_sources.c.name)).all()}
+    cells = {cell: n for cell, n in summed.items() if n}
+    # Kept only when no commit came between the reads (PostgreSQL reads each statement at its
+    # own snapshot): the generation read after them is the one read before.
+    if before is not None and _generation(conn) == before:
+        with _KEPT_LOCK:
+            _KEPT[where] = _Kept(before, time.monotonic(), cells, names)
+    return cells, names
+
+
+def _read(conn: Connection, vis: Visibility) -> tuple[Cells, dict[str, str]]:
+    """The cells of the sources the caller sees whole, and the sources' names."""
+    cells, names = _all_cells(conn)
+    if not vis.everything:
+        cells = {cell: n for cell, n in cells.items() if cell[2].data_source_key in vis.sources}
+    return cells, names
+
+
+def resources_seen(conn: Connection, vis: Visibility) -> int:
+    """How many resources of the sources the caller sees whole there are (from the cells)."""
+    cells, _ = _read(conn, vis)
+    return sum(n for (facet, _, _), n in cells.items() if facet == RESOURCE)
+
+
+class _Sums:
+    """Resources per selection mask (``totals``) and per facet, mask and category."""
+
+    def __init__(self) -> None:
+        self.totals: dict[int, int] = defaultdict(int)
+        self.counts: dict[str, dict[int, dict[str, int]]] = defaultdict(
+            lambda: defaultdict(lambda: defaultdict(int)))
+
+    def result(self, names: Iterable[str], bits: Mapping[str, int], full: int) -> Counted:
+        found: Counted = {}
+        for name in names:
+            own = bits.get(name, 0)
+            total = sum(n for m, n in self.totals.items() if (m | own) == full)
+            summed: dict[str, int] = defaultdict(int)
+            for m, categories in self.counts[name].items():
+                if (m | own) == full:
+                    for category, n in categories.items():
+                        summed[category] += n
+            found[name] = (total, dict(summed))
+        return found
+
+
+def _from_cells(
+    cells: Cells, ctx: FacetContext,
+    selections: Mapping[str, Sequence[str]], names: Mapping[str, str], skipped: set[int],
+) -> Counted:
+    """Every facet but the virtual folders' counted from the cells (days in ``skipped`` left
+    out), each over the selections other than its own (as ``store.facets.search_pass``)."""
+    bits = {name: 1 << i for i, name in enumerate(selections)}
+    full = (1 << len(selections)) - 1
+    columns = [n for n, f in ctx.facets.items() if f.kind in ("column", "bucket")]
+    types = [n for n, f in ctx.facets.items() if f.kind == "bits"]
+    by_stored = {str(f.stored): n for n, f in ctx.facets.items() if f.kind == "derived"}
+    chosen = None
+    for name, categories in selections.items():
+        if ctx.facets[name].kind == "derived":
+            chosen = (name, str(ctx.facets[name].stored), str(categories[0]))
+    sums = _Sums()
+    masks: dict[Coordinates, int] = {}
+    for (stored, category, place), n in cells.items():
+        if n <= 0 or (place.change_day is not None and place.change_day in skipped):
+            continue
+        mask = masks.get(place)
+        if mask is None:
+            mask = masks[place] = _mask(place, ctx, selections, bits, names)
+        if stored != RESOURCE:
+            counted = by_stored.get(stored)
+            if counted is not None:
+                # With a derived selection this is that facet itself (answerable): its own
+                # selection does not apply to it.
+                own = bits[chosen[0]] if chosen is not None else 0
+                sums.counts[counted][mask | own][category] += n
+            continue
+        units = [(mask, n)]
+        if chosen is not None:
+            held = cells.get((chosen[1], chosen[2], place), 0)
+            units = [(mask | bits[chosen[0]], held), (mask, n - held)]
+        found = _categories(place, names, ctx.now)
+        for unit, count in units:
+            if count <= 0:
+                continue
+            sums.totals[unit] += count
+            for name in columns:
+                if found[name] is not None:
+                    sums.counts[name][unit][str(found[name])] += count
+            for name in types:
+                for category, bit in F.FIELD_TYPE_BITS.items():
+                    if place.field_types & bit:
+                        sums.counts[name][unit][category] += count
+    return sums.result(ctx.facets, bits, full)
+
+
+def _mask(place: Coordinates, ctx: FacetContext, selections: Mapping[str, Sequence[str]],
+          bits: Mapping[str, int], names: Mapping[str, str]) -> int:
+    found = _categories(place, names, ctx.now)
+    mask = 0
+    for name, categories in selections.items():
+        facet = ctx.facets[name]
+        if facet.kind == "bits":
+            wanted = 0
+            for category in categories:
+                wanted |= F.FIELD_TYPE_BITS.get(category, 0)
+            passed = bool(place.field_types & wanted)
+        elif facet.kind == "derived":
+            continue  # per unit, from the holders' cell
+        else:
+            passed = found[name] is not None and str(found[name]) in set(categories)
+        if passed:
+            mask |= bits[name]
+    return mask
+
+
+def _add(into: Counted, more: Mapping[str, tuple[int, dict[str, int]]], *,
+         totals: bool = True) -> None:
+    for name, (total, categories) in more.items():
+        before, counted = into.get(name, (0, {}))
+        merged = dict(counted)
+        for category, n in categories.items():
+            merged[category] = merged.get(category, 0) + n
+        into[name] = (before + (total if totals else 0), merged)
+
+
+def counts(
+    conn: Connection, vis: Visibility, ctx: FacetContext,
+    selections: Mapping[str, Sequence[str]], chosen: Mapping[str, ColumnElement[bool]],
+) -> Counted | None:
+    """Every facet of ``ctx`` counted for a search without a keyword, each over the
+    ``selections`` (with their conditions ``chosen``) other than its own, as
+    ``store.facets.search_pass`` counts them; None when the cells cannot count it exactly
+    (module docstring)."""
+    if not answerable(ctx, selections):
+        return None
+    cells, names = _read(conn, vis)
+    skipped = boundary_days(ctx.now)
+    counted = _from_cells(cells, ctx, selections, names, skipped)
+    # The rest, one by one: resources on a boundary day, and those seen through folder and
+    # data set grants only (their sources' cells were not read).
+    rest: list[ColumnElement[bool]] = []
+    if any(place.change_day in skipped and n > 0 for (_, _, place), n in cells.items()):
+        changed = R.c.time_of_resource_change
+        rest.extend(and_(changed >= day * F.DAY_MS, changed < (day + 1) * F.DAY_MS)
+                    for day in sorted(skipped))
+    if not vis.everything and vis.specs:
+        rest.append(and_(specs_condition(conn, vis.specs),
+                         R.c.data_source_key.not_in(sorted(vis.sources))))
+    plain = FacetContext(ctx.facets, [], ctx.now)
+    if rest:
+        _add(counted, search_pass(conn, plain, [visible_condition(conn, vis), or_(*rest)],
+                                  chosen).facets)
+    folder = [(n, f) for n, f in ctx.facets.items() if f.kind == "folder"]
+    if folder and ctx.folders:
+        # Only the resources in a visible folder; the facet's total came with the others.
+        within = or_(*(specs_condition(conn, folder_store.specs_of(f)) for f in ctx.folders))
+        alone = FacetContext(dict(folder), ctx.folders, ctx.now)
+        found = search_pass(conn, alone, [visible_condition(conn, vis), within], chosen).facets
+        _add(counted, found, totals=False)
+    return counted
+
+
+def folded(conn: Connection) -> list[tuple[Any, ...]]:
+    """Every cell as (facet, category, *coordinates, count), its delta rows summed, the empty
+    ones left out: what tests compare with a per-resource count."""
+    cols = [C.c.facet, C.c.category, *(C.c[c] for c in COLUMNS)]
+    query = select(*cols, func.sum(C.c.n)).group_by(*cols).having(func.sum(C.c.n) != 0)
+    return [tuple(row) for row in conn.execute(query)]
