@@ -17,8 +17,8 @@ from catalog_nb.server.schemas.paging import Cursor, encode_cursor
 from catalog_nb.server.store import ingest
 from tests.conftest import Http, Server
 from tests.server.helpers import assert_error
+from tests.server.lake import one_field_profile
 from tests.server.search_helpers import Lake, build_lake, post, search
-from tests.server.test_metadata_cursor import _profile
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_a_cursor_walk_reads_the_stored_result_once_in_order(
     search(admin, "orders", pagingCriteria={"start": 0, "size": 1})
     # Resources profiled meanwhile do not enter the stored result.
     with srv.store.write() as conn:
-        ingest.record_profile(conn, lake.one_key, _profile("zz/new.csv"))
+        ingest.record_profile(conn, lake.one_key, one_field_profile("zz/new.csv"))
     pages = walk(admin, first, 2)
     assert [k for p in pages for k in p["matchedKeys"]] == order
     assert [p["start"] for p in pages] == list(range(0, len(order), 2))
