@@ -241,12 +241,25 @@ _COLLECTION = ResourceType.COLLECTION.value
 _NO_RATING = (0.0, 0)
 
 
+#: Where a page row keeps its stage facts once worked out (``processedTime`` and ``runId`` both
+#: come from one pass over the stages).
+_STAGE_FACTS = "_stage_facts"
+
+
+def _stages_of(row: Mapping[str, Any]) -> tuple[str | None, int]:
+    facts = row.get(_STAGE_FACTS)
+    if facts is None:
+        facts = _stage_facts(row["detailed_status"] or [])
+        row[_STAGE_FACTS] = facts  # type: ignore[index]  # the page's own dict (rows_of)
+    return facts
+
+
 def _processed_time(row: Mapping[str, Any], ctx: Shaping) -> int:
-    return _stage_facts(row["detailed_status"] or [])[1]
+    return _stages_of(row)[1]
 
 
 def _run_id(row: Mapping[str, Any], ctx: Shaping) -> str | None:
-    return _stage_facts(row["detailed_status"] or [])[0]
+    return _stages_of(row)[0]
 
 
 def _data_set_member(row: Mapping[str, Any], ctx: Shaping) -> bool:
@@ -297,8 +310,6 @@ _OWN: tuple[tuple[str, Any], ...] = (
     ("memberPaths", _member_paths),
     ("sourceDetails", _source_details),
 )
-
-
 
 
 def _sensitivity(associations: Sequence[Mapping[str, Any]]) -> str | None:

@@ -43,7 +43,7 @@ from sqlalchemy import ColumnElement, Connection, and_, delete, func, insert, or
 from catalog_nb.server.search import facets as F
 from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import folders as folder_store
-from catalog_nb.server.store.facets import FacetContext, search_pass
+from catalog_nb.server.store.facets import FacetContext, MaskSums, search_pass
 from catalog_nb.server.store.resources import specs_condition, visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
@@ -340,28 +340,6 @@ def resources_seen(conn: Connection, vis: Visibility) -> int:
     return sum(n for (facet, _, _), n in cells.items() if facet == RESOURCE)
 
 
-class _Sums:
-    """Resources per selection mask (``totals``) and per facet, mask and category."""
-
-    def __init__(self) -> None:
-        self.totals: dict[int, int] = defaultdict(int)
-        self.counts: dict[str, dict[int, dict[str, int]]] = defaultdict(
-            lambda: defaultdict(lambda: defaultdict(int)))
-
-    def result(self, names: Iterable[str], bits: Mapping[str, int], full: int) -> Counted:
-        found: Counted = {}
-        for name in names:
-            own = bits.get(name, 0)
-            total = sum(n for m, n in self.totals.items() if (m | own) == full)
-            summed: dict[str, int] = defaultdict(int)
-            for m, categories in self.counts[name].items():
-                if (m | own) == full:
-                    for category, n in categories.items():
-                        summed[category] += n
-            found[name] = (total, dict(summed))
-        return found
-
-
 def _from_cells(
     cells: Cells, ctx: FacetContext,
     selections: Mapping[str, Sequence[str]], names: Mapping[str, str], skipped: set[int],
@@ -377,7 +355,7 @@ def _from_cells(
     for name, categories in selections.items():
         if ctx.facets[name].kind == "derived":
             chosen = (name, str(ctx.facets[name].stored), str(categories[0]))
-    sums = _Sums()
+    sums = MaskSums()
     masks: dict[Coordinates, int] = {}
     for (stored, category, place), n in cells.items():
         if n <= 0 or (place.change_day is not None and place.change_day in skipped):

@@ -362,35 +362,51 @@ def search_pass(
                    {str(f.stored): n for n, f in derived}, width)
     for row in conn.execute(statement):
         tally.add(row)
-    results: dict[str, tuple[int, dict[str, int]]] = {}
-    for name, _ in wanted:
-        own = 1 << names.index(name) if name in chosen else 0
-        total = sum(n for m, n in tally.totals.items() if (m | own) == full)
-        summed: dict[str, int] = defaultdict(int)
-        for m, categories in tally.counts[name].items():
-            if (m | own) == full:
-                for category, n in categories.items():
-                    summed[category] += n
-        results[name] = (total, dict(summed))
+    results = tally.result([n for n, _ in wanted],
+                           {name: 1 << i for i, name in enumerate(names)}, full)
     tally.ranked.sort()
     return Pass(results, [[key, score] for _, key, score in tally.ranked])
 
 
-@dataclass
-class _Tally:
-    """The rows of a search's statement added up: candidates per mask (``totals``), per facet
-    name and mask the candidates per category (``counts``), the matches as (rank, key,
-    score). ``columns``: the grouped facets in their order; ``bits``: the field data type
-    facet's name; ``derived``: facet names by stored name; ``width``: grouped columns."""
+class MaskSums:
+    """Resources added up by the selections they pass (a bit mask, bit ``i`` for the ``i``-th
+    selection): how many per mask (``totals``), and per facet name and mask how many per
+    category (``counts``). Both ways of counting a search fill one: the one-pass statement
+    (:func:`search_pass`) and the facet cells (``store.facet_cells``)."""
 
-    columns: list[str]
-    bits: str | None
-    derived: dict[str, str]
-    width: int
-    totals: dict[int, int] = field(default_factory=lambda: defaultdict(int))
-    counts: dict[str, dict[int, dict[str, int]]] = field(default_factory=lambda: defaultdict(
-        lambda: defaultdict(lambda: defaultdict(int))))
-    ranked: list[tuple[int, str, float]] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.totals: dict[int, int] = defaultdict(int)
+        self.counts: dict[str, dict[int, dict[str, int]]] = defaultdict(
+            lambda: defaultdict(lambda: defaultdict(int)))
+
+    def result(self, names: Iterable[str], bits: Mapping[str, int], full: int
+               ) -> dict[str, tuple[int, dict[str, int]]]:
+        """Each facet's (total, {category: count}) over the resources passing every selection
+        but its own (``bits``: each selected facet's bit; ``full``: every bit)."""
+        found: dict[str, tuple[int, dict[str, int]]] = {}
+        for name in names:
+            own = bits.get(name, 0)
+            total = sum(n for m, n in self.totals.items() if (m | own) == full)
+            summed: dict[str, int] = defaultdict(int)
+            for m, categories in self.counts[name].items():
+                if (m | own) == full:
+                    for category, n in categories.items():
+                        summed[category] += n
+            found[name] = (total, dict(summed))
+        return found
+
+
+class _Tally(MaskSums):
+    """The rows of a search's statement added up (:class:`MaskSums`), and the matches as
+    (rank, key, score). ``columns``: the grouped facets in their order; ``bits``: the field
+    data type facet's name; ``derived``: facet names by stored name; ``width``: grouped
+    columns."""
+
+    def __init__(self, columns: list[str], bits: str | None, derived: dict[str, str],
+                 width: int) -> None:
+        super().__init__()
+        self.columns, self.bits, self.derived, self.width = columns, bits, derived, width
+        self.ranked: list[tuple[int, str, float]] = []
 
     def add(self, row: Any) -> None:
         kind, mask, n, width = row[0], int(row[1]), int(row[2]), self.width
