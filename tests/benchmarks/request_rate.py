@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 import requests
 from fastapi import FastAPI
 
@@ -122,19 +123,20 @@ def _ms(value: str) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` and its live descendants (Linux; NaN
-    elsewhere): the server and, with ``--workers N``, its worker processes."""
-    total, pending = 0.0, [pid]
-    while pending:
-        process = pending.pop()
+    """User + system CPU time of process ``pid`` and its live descendants (NaN once it is
+    gone): the server and, with ``--workers N``, its worker processes."""
+    try:
+        server = psutil.Process(pid)
+        processes = [server, *server.children(recursive=True)]
+    except psutil.Error:
+        return float("nan")
+    total = 0.0
+    for process in processes:
         try:
-            fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-            for task in Path(f"/proc/{process}/task").iterdir():
-                pending += [int(c) for c in (task / "children").read_text().split()]
-        except (OSError, IndexError, ValueError):
-            if process == pid:
-                return float("nan")
+            times = process.cpu_times()
+        except psutil.Error:
+            continue  # a worker that ended meanwhile
+        total += times.user + times.system
     return total
 
 
