@@ -52,20 +52,21 @@ def scope(field: str | None) -> str:
 
 
 def find(
-    conn: Connection, resource_key: str, field: str | None, tag_key: str
+    conn: Connection, resource_key: str, field: str | None, tag_key: str, *, lock: bool = False
 ) -> dict[str, Any] | None:
-    """The association of a tag with a resource (``field`` None) or one of its fields, or None."""
-    row = (
-        conn.execute(
-            select(tag_associations).where(
-                tag_associations.c.resource_key == resource_key,
-                tag_associations.c.field_scope == scope(field),
-                tag_associations.c.tag_key == tag_key,
-            )
-        )
-        .mappings()
-        .first()
+    """The association of a tag with a resource (``field`` None) or one of its fields, or None.
+
+    ``lock`` holds the row until the transaction ends (PostgreSQL; SQLite writers take turns
+    anyway), so a writer that decides from it cannot lose it to a concurrent delete.
+    """
+    query = select(tag_associations).where(
+        tag_associations.c.resource_key == resource_key,
+        tag_associations.c.field_scope == scope(field),
+        tag_associations.c.tag_key == tag_key,
     )
+    if lock:
+        query = query.with_for_update()
+    row = conn.execute(query).mappings().first()
     return dict(row) if row else None
 
 
@@ -269,12 +270,14 @@ def create(
 
     ``values`` holds ``state`` and optionally ``semantic`` and ``description``. Returns the
     association's key and what happened. Two requests racing to create the same association
-    both succeed: the loser finds the winner's row and promotes it as it would have.
+    both succeed: the loser finds the winner's row and promotes it as it would have. The row
+    found is locked, so a delete racing with this request either ends first (and the
+    association is created anew) or waits for this one.
     """
     if field is not None:
         check_field(conn, resource, field)
     state = str(values["state"])
-    current = find(conn, resource["key"], field, tag["key"])
+    current = find(conn, resource["key"], field, tag["key"], lock=True)
     if current is None:
         now, key = now_ms(), new_key()
         try:
@@ -288,7 +291,7 @@ def create(
             search.refresh(conn, [resource["key"]])
             return key, "created"
         except IntegrityError:
-            current = find(conn, resource["key"], field, tag["key"])
+            current = find(conn, resource["key"], field, tag["key"], lock=True)
             if current is None:
                 raise
     if not _promotes(current["state"], state):
