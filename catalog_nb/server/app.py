@@ -201,7 +201,8 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Fa
     ] + [(f"{API_PREFIX}/openapi.json", {"GET"}), (f"{API_PREFIX}/docs", {"GET"})])
     # Innermost: behind the edge's checks, in front of the routing (edge.CachedReads).
     app.add_middleware(CachedReads, prefix=f"{API_PREFIX}/dataresource/",
-                       cache_kind=resources.CACHED_READ)
+                       cache_kind=resources.CACHED_READ,
+                       documents={f"{API_PREFIX}/version": auth.version_document})
     app.add_middleware(RequestGuard, limit=settings.max_body_bytes)
     if settings.gzip_level:
         # Outermost, so error answers of the edge are compressed too. Large bodies are

@@ -14,8 +14,9 @@ on any fault after.
   the query (which would otherwise turn silently into U+FFFD).
 
 Two shortcuts for the most frequent requests sit here too: :class:`CachedReads` answers a
-repeated resource read from the read cache before routing, and :class:`GZip` sends the answers
-of clients that do not accept gzip the way Starlette's middleware does, for less.
+repeated resource read from the read cache, and ``/version``, before routing, and :class:`GZip`
+sends the answers of clients that do not accept gzip the way Starlette's middleware does, for
+less.
 
 It also answers every fault no handler claimed: 503 with ``Retry-After`` when the store was busy,
 else 500, each as the JSON error body, logged once, with long lines (a 100 kB SQL statement)
@@ -27,6 +28,7 @@ from __future__ import annotations
 import logging
 import re
 import traceback
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -40,6 +42,7 @@ from catalog_nb.contract import MAX_JSON_DEPTH, ErrorCode
 from catalog_nb.server.deps import CALLER_SCOPE_KEY, current_caller
 from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.responses import JSONResponse
+from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import busy_error, is_busy
 
 # Faults were always logged under the app module's name; existing log configurations still apply.
@@ -344,30 +347,35 @@ class _Uncompressed:
 
 class CachedReads:
     """ASGI middleware: ``GET <prefix>{key}`` answered from the process's read cache
-    (``server.read_cache``) when it holds the answer for this caller, before FastAPI routes it.
+    (``server.read_cache``) when it holds the answer for this caller, and ``GET`` of a path of
+    ``documents`` (``/version``) answered with its document, both before FastAPI routes them.
 
     The cached answer is the one the route (``routes.resources.get_resource``) gave this caller
     under the store's current generations: routing, dependency solving and the route's
     wrappers change nothing in it, and cost about 100 of the 350 µs of CPU such a request took
-    (tests/benchmarks/request_rate.py).
+    (tests/benchmarks/request_rate.py). A document is what its route answers too: the route
+    calls the same function of the settings, and a request with a query string goes to it.
     Only the route fills the cache (under ``(cache_kind, key)``), so a path no resource read
     answered, such as ``<prefix>metadata``, is never answered here. The caller is authenticated
     exactly as a route authenticates it (``deps.current_caller``: 401 with the same body); any
     other request, and a miss, go on to the routes with the caller found.
     """
 
-    def __init__(self, app: ASGIApp, prefix: str, cache_kind: str) -> None:
+    def __init__(self, app: ASGIApp, prefix: str, cache_kind: str,
+                 documents: Mapping[str, Callable[[Settings], Any]] | None = None) -> None:
         self.app = app
         self.prefix = prefix
         self.cache_kind = cache_kind
+        self.documents = dict(documents or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "GET":
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
+        document = None if scope.get("query_string") else self.documents.get(path)
         key = path[len(self.prefix):] if path.startswith(self.prefix) else ""
-        if not key or "/" in key:
+        if document is None and (not key or "/" in key):
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
@@ -375,6 +383,9 @@ class CachedReads:
             caller = await current_caller(request)
         except ServiceError as exc:
             await service_error_response(exc)(scope, receive, send)
+            return
+        if document is not None:
+            await JSONResponse(document(request.app.state.settings))(scope, receive, send)
             return
         body = request.app.state.reads.get((self.cache_kind, key), caller)
         if body is None:

@@ -1,10 +1,10 @@
 """The shortcuts of the request path answer exactly what the full path answers.
 
-A repeated ``GET /dataresource/{key}`` is answered before routing (``edge.CachedReads``), answers
-for clients that do not accept gzip leave through a shorter way than Starlette's
-(``edge.GZip``), and the session is read straight through the driver (``Store.held_first``).
-Each is checked against the path it shortens: through the real server where it is an interface
-promise, and side by side with Starlette's own middleware below it.
+A repeated ``GET /dataresource/{key}`` and ``GET /version`` are answered before routing
+(``edge.CachedReads``), answers for clients that do not accept gzip leave through a shorter way
+than Starlette's (``edge.GZip``), and the session is read straight through the driver
+(``Store.held_first``). Each is checked against the path it shortens: through the real server
+where it is an interface promise, and side by side with Starlette's own middleware below it.
 """
 
 from __future__ import annotations
@@ -75,10 +75,22 @@ def test_an_ended_session_is_refused_by_the_edge_as_by_the_routes(
         anonymous = live_server.anonymous()
         anonymous.cookies.update(sent)
         edge = anonymous.get(f"/dataresource/{resource}")
-        route = anonymous.get("/version")
-        assert edge.status_code == route.status_code == 401
-        assert edge.json() == route.json()
+        version = anonymous.get("/version")
+        route = anonymous.get("/user/_me")
+        assert edge.status_code == version.status_code == route.status_code == 401
+        assert edge.json() == version.json() == route.json()
         assert edge.json()["errorCode"] and edge.json()["message"]
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+def test_the_edges_version_is_the_routes_byte_for_byte(admin: Http, encoding: str) -> None:
+    headers = {"Accept-Encoding": encoding}
+    edge = admin.get("/version", headers=headers, stream=True)
+    # A query string sends the request on to the route.
+    route = admin.get("/version", params={"from": "route"}, headers=headers, stream=True)
+    assert edge.status_code == route.status_code == 200
+    assert _headers(edge) == _headers(route)
+    assert edge.raw.read(decode_content=False) == route.raw.read(decode_content=False)
 
 
 def test_the_other_resource_paths_are_left_to_their_routes(

@@ -124,10 +124,9 @@ def logout(caller: CallerDep, store: StoreDep) -> Response:
     return response
 
 
-@router.get("/version")
-async def version(caller: CallerDep, settings: SettingsDep) -> dict[str, str]:
-    """Name and version of the running service."""
-    # async: nothing here waits, so a trip to a worker thread would be the dearest part.
+def version_document(settings: Settings) -> dict[str, str]:
+    """What ``GET /version`` answers: name and version of the running service (the edge,
+    ``edge.CachedReads``, answers it with this too, before routing)."""
     return {
         "name": DISTRIBUTION,
         "version": distribution_version(),
@@ -135,3 +134,10 @@ async def version(caller: CallerDep, settings: SettingsDep) -> dict[str, str]:
         "build": settings.build,
         "basePath": API_PREFIX,
     }
+
+
+@router.get("/version")
+async def version(caller: CallerDep, settings: SettingsDep) -> dict[str, str]:
+    """Name and version of the running service."""
+    # async: nothing here waits, so a trip to a worker thread would be the dearest part.
+    return version_document(settings)
