@@ -83,12 +83,13 @@ def run_job(
     values = run.tally.values()
     if state is JobState.SUCCEEDED:
         values["progress"] = 1.0
+    if run.tally.done >= maintenance.LARGE_JOB:
+        # Before the job is seen to end: whoever waited for it searches with fresh statistics.
+        refresh_statistics(store, key)
     with store.write() as conn:
         job_store.finish(conn, key, state, message, **values)
         final = job_store.get(conn, key)
     log.info("job %s %s: %s", key, state.value, message)
-    if run.tally.done >= maintenance.LARGE_JOB:
-        refresh_statistics(store, key)
     return final
 
 
