@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-__all__ = ["DTYPES", "Column", "Kind", "empty_frame", "to_epoch_ms", "to_frame"]
+__all__ = ["DTYPES", "Column", "Kind", "empty_frame", "plain", "to_epoch_ms", "to_frame"]
 
 Kind = Literal["string", "int", "float", "bool", "time", "list", "dict", "object"]
 
@@ -138,15 +138,15 @@ _PLAIN: dict[str, tuple[type, ...]] = {
 }
 
 
-def _plain(kind: str, values: list[Any]) -> bool:
+def plain(kind: str, values: Sequence[Any]) -> bool:
     """Whether every value is of a type ``kind`` takes as it is (checked over the distinct
     types, not the values: cheap on 100,000 rows)."""
-    plain = _PLAIN.get(kind)
-    return plain is not None and set(map(type, values)).issubset(plain)
+    types = _PLAIN.get(kind)
+    return types is not None and set(map(type, values)).issubset(types)
 
 
 def _series(kind: str, values: list[Any]) -> pd.Series:
-    if _plain(kind, values):
+    if plain(kind, values):
         # The usual case: one C-level conversion for the whole column.
         if kind == "time":
             millis = pd.Series(pd.array(values, dtype="Int64"))

@@ -24,12 +24,9 @@ import pandas as pd
 from catalog_nb import contract
 from catalog_nb.client.api import CatalogApi
 from catalog_nb.client.errors import NotFoundError, TruncatedResultWarning
+from catalog_nb.client.paged_frame import PagedFrame
 from catalog_nb.client.paging import gc_paused, read_pages
-from catalog_nb.client.resource_frames import (
-    FRAME_WIRE_PROPERTIES,
-    PagedFrame,
-    fields_frame,
-)
+from catalog_nb.client.resource_frames import FRAME_WIRE_PROPERTIES, fields_frame
 from catalog_nb.client.resource_query import ResourceFilters, annotation_body, build_query
 from catalog_nb.client.resource_view import Resource
 from catalog_nb.client.sources import SourceRef, pick, resolve_source

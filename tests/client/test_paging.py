@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from catalog_nb.client import Catalog, TruncatedResultWarning, connect
+from catalog_nb.client.paged_frame import PagedFrame
 from catalog_nb.client.paging import gc_paused, link_cursor, read_pages
 from catalog_nb.client.resource_frames import (
     RESOURCE_COLUMNS,
-    PagedFrame,
     frame_records,
     resources_frame,
 )
@@ -245,6 +245,69 @@ def test_a_frame_gathered_page_by_page_is_the_frame_of_all_records(
     everything = [record for page in pages for record in page][:len(kept)]
     expected = resources_frame(everything, definitions=definitions, fields=fields, tags=tags)
     pd.testing.assert_frame_equal(paged.frame(kept, definitions), expected)
+
+
+def test_a_page_missing_a_property_reads_it_as_missing_like_the_whole_frame() -> None:
+    # Pages normally carry every property the frame reads (one pass takes them all out); one
+    # record without some of them sends that page the slower way, with the same frame.
+    pages = [[_record(i) for i in range(at, at + 3)] for at in range(0, 6, 3)]
+    del pages[1][1]["owner"], pages[1][2]["favorite"], pages[1][2]["resourceType"]
+    paged = PagedFrame()
+    kept = [record for page in pages for record in paged(page)]
+    expected = resources_frame([r for page in pages for r in page])
+    pd.testing.assert_frame_equal(paged.frame(kept), expected)
+    assert expected["owner"].isna()[4] and expected["favorite"].isna()[5]
+
+
+def test_number_columns_gathered_as_arrow_arrays_are_typed_as_the_whole_frame() -> None:
+    # Pages of plain numbers are gathered as Arrow arrays; a NaN (from the stdlib decoder) is
+    # missing, and a page with a value of another type (text, a float in an int column) turns
+    # the column back into Python values for every page.
+    pages = [[_record(i) for i in range(at, at + 3)] for at in range(0, 12, 3)]
+    pages[0][1]["averageRating"] = float("nan")
+    pages[1][0].update(averageRating=3, favorite=None, timeOfLastRefresh=1_700_000_000_123)
+    pages[2][2].update(rowCount=41.0, resourceSize=2**62, timeOfCreation=3.0)
+    pages[3][0].update(ratingCount=True, partitionCount=None)
+    paged = PagedFrame()
+    kept = [record for page in pages for record in paged(page)]
+    expected = resources_frame([r for page in pages for r in page])
+    got = paged.frame(kept)
+    pd.testing.assert_frame_equal(got, expected)
+    assert paged.numbers >= {"favorite", "average_rating", "refreshed", "field_count"}
+    assert not paged.numbers & {"rows", "created", "rating_count"}
+    assert got["average_rating"].isna()[1] and got["average_rating"][3] == 3.0
+    assert got["rows"][8] == 41 and got["size"][8] == 2**62
+    limited = paged.frame(kept[:5])  # cut by limit=
+    pd.testing.assert_frame_equal(limited, resources_frame([r for p in pages for r in p][:5]))
+    # An int too wide for 64 bits is refused by both ways alike.
+    wide = [_record(1, resourceSize=2**64)]
+    with pytest.raises(OverflowError):
+        resources_frame(wide)
+    paged = PagedFrame()
+    paged(wide)
+    assert "size" not in paged.numbers
+    with pytest.raises(OverflowError):
+        paged.frame(wide)
+
+
+@pytest.mark.parametrize("name", ["type", "rows", "field_count", "primary_key"])
+def test_a_columns_page_form_gives_its_per_record_values(name: str) -> None:
+    column = next(c for c in RESOURCE_COLUMNS if c.name == name)
+    records = [_record(i) for i in range(4)] + [
+        _record(5, rowCount=0, fieldCount=0, timeOfLastProfile=None),
+        _record(6, rowCount=0, fieldCount=None, timeOfLastProfile=7),
+        _record(7, resourceType="resource_type_hdfs_file", inferredKeys=None),
+        _record(8, resourceType="resource_type_odd", inferredKeys={"primaryKey": ("a", "b")}),
+        _record(9, resourceType=None),
+    ]
+    del records[0]["rowCount"], records[1]["resourceType"], records[2]["inferredKeys"]
+    one_by_one = [column.extract(r) for r in records]
+    assert column.extract_all(records, dicts=True) == one_by_one
+    if name == "type":
+        assert one_by_one[:2] == ["table", None] and one_by_one[6:] == ["file", "odd", None]
+        # A value no set can hold (not from this service) is read one by one all the same.
+        odd = [_record(1, resourceType=["x"]), _record(2)]
+        assert column.extract_all(odd, dicts=True) == ["['x']", "table"]
 
 
 def test_resources_is_the_frame_of_its_raw_records(live_server: Server, many: str) -> None:

@@ -12,9 +12,17 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import orjson
 import pytest
 
-from catalog_nb.server.schemas.resources import WIRE_PROPERTIES
+from catalog_nb.client.resource_frames import FRAME_WIRE_PROPERTIES
+from catalog_nb.server.schemas.resources import (
+    WIRE_PROPERTIES,
+    Shaping,
+    page_out,
+    resource_out,
+)
+from catalog_nb.server.security import Caller, Visibility
 from catalog_nb.server.store import custom_properties as property_store
 from catalog_nb.server.store import favorites as favorite_store
 from catalog_nb.server.store import ingest
@@ -98,6 +106,44 @@ def test_the_frames_properties_and_the_python_built_ones_together(
              "dataSetVirtualFolders", "dataSourceUri", "memberPaths", "rowCount"]
     narrow = _page(admin, {**lake["params"], "properties": ",".join(asked)})
     assert narrow == [{k: r[k] for k in ["key", *asked]} for r in whole]
+
+
+@pytest.mark.parametrize("properties", ["", ",".join(FRAME_WIRE_PROPERTIES)])
+def test_a_page_built_a_property_at_a_time_is_the_page_built_row_by_row(
+    admin: Http, lake: dict[str, Any], properties: str
+) -> None:
+    # Without views a page is built a property at a time (schemas.resources.page_out); with
+    # them row by row (resource_out): the same resources either way.
+    params = {**lake["params"], "properties": properties}
+    by_rows = _page(admin, {**params, "views": "viewFields,viewTags"})
+    by_properties = _page(admin, params)
+    assert by_properties == [{k: v for k, v in r.items() if k not in VIEW_LISTS}
+                             for r in by_rows]
+    assert any(r.get("favorite", True) is True for r in by_properties)
+
+
+def test_page_out_writes_the_bytes_resource_out_writes() -> None:
+    # Values that are equal but written apart (True, 1, 1.0; 0.0 and -0.0), unhashable ones
+    # (lists) and NaN (written null) each keep their own encoding.
+    rows = [{"key": f"k{i}", "data_source_key": "s", "path": f"p{i}", "name": "n",
+             "resource_type": "resource_type_file", "source_name": "s", "source_type": "FILE",
+             "source_uri": f"/u{i % 2}", "detailed_status": [], "extra": {},
+             "wire": orjson.dumps({"key": f"k{i}", "rowCount": i}).decode()}
+            for i in range(8)]
+    ratings = {"k0": (0.0, 0), "k1": (-0.0, 1), "k2": (1.0, True), "k3": (float("nan"), 1),
+               "k4": (True, 2), "k5": (1, 2)}
+    custom = {"k6": [{"name": "a", "value": [1, 2]}], "k7": ()}
+    caller = Caller(key="u", name="u", roles=())
+    for properties in (None, frozenset({"key", "averageRating", "ratingCount",
+                                        "customProperties", "favorite", "dataSourceUri"})):
+        ctx = Shaping(caller=caller, vis=Visibility(everything=True), ratings=ratings,
+                      custom=custom, favorites={"k2"}, properties=properties)
+        assert [bytes(orjson.dumps(f)) for f in page_out(rows, ctx)] == \
+            [bytes(orjson.dumps(resource_out(r, ctx))) for r in rows]
+    written = orjson.loads(orjson.dumps(page_out(rows, ctx)))
+    assert [(r["averageRating"], r["ratingCount"]) for r in written[:6]] == [
+        (0.0, 0), (-0.0, 1), (1.0, True), (None, 1), (True, 2), (1, 2)]
+    assert b'"averageRating":-0.0' in orjson.dumps(page_out(rows, ctx)[1])
 
 
 def test_inferred_keys_are_built_from_what_profiling_stored(

@@ -41,7 +41,7 @@ from catalog_nb.server.schemas.resource_query import (
     resume_metadata,
     split_list,
 )
-from catalog_nb.server.schemas.resources import Shaping, resource_out
+from catalog_nb.server.schemas.resources import Shaping, page_out
 from catalog_nb.server.security import Caller, PathSpec, Visibility, require_level, visibility
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import associations as association_store
@@ -110,7 +110,7 @@ def shape(
             {k: specs for k, specs in folder_store.specs_of(d).items() if k in sources}
             for d in folder_store.list_datasets(conn, vis)
         ]
-    return [resource_out(r, ctx) for r in rows]
+    return page_out(rows, ctx)
 
 
 @router.get("/dataresource/metadata")
