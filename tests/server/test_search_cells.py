@@ -15,12 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from sqlalchemy import select, update
 
 from catalog_nb.server import profiling
 from catalog_nb.server.search import facets as F
+from catalog_nb.server.search.query import parse_basic
 from catalog_nb.server.security import Visibility, visibility
 from catalog_nb.server.store import facet_cells, ingest
 from catalog_nb.server.store import roles as role_store
@@ -33,7 +35,11 @@ from catalog_nb.server.store.facets import (
     selection_condition,
 )
 from catalog_nb.server.store.resources import visible_condition
-from catalog_nb.server.store.schema import data_resources, search_cell_members
+from catalog_nb.server.store.schema import (
+    data_resources,
+    search_cell_members,
+    search_document_facets,
+)
 from tests.benchmarks.catalog_fixture import tag_catalog, write_catalog
 from tests.conftest import Http, Server
 from tests.server.helpers import create_role
@@ -103,15 +109,46 @@ def _both_ways(conn: Any, vis: Visibility, ctx: FacetContext,
     return counted, exact
 
 
+#: Keywords of the lake and of the bulk catalogs some tests add (one matches nothing).
+KEYWORDS = ("csv", "orders", "customers", "area01", "batch000", "file", "nothingatall")
+
+
+def _keyword_both_ways(conn: Any, vis: Visibility, ctx: FacetContext,
+                       selections: dict[str, list[str]], keyword: str) -> bool:
+    """A keyword search counted and ordered from the document facet rows equals the one-pass
+    statement's (the same order asked for by two sort specs, which takes that path); returns
+    whether the document facet rows answered it."""
+    node = parse_basic(keyword, partial=False)
+    real, found = facet_cells.keyword_counts, []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        found.append(real(*args, **kwargs))
+        return found[-1]
+
+    with mock.patch.object(facet_cells, "keyword_counts", spy):
+        by_rows = search_store.search(conn, vis, ctx, search_store.Plan(node, selections, []))
+    answered = len(found) == 1 and found[0] is not None
+    assert answered == facet_cells.answerable(ctx, selections), (keyword, selections)
+    by_pass = search_store.search(conn, vis, ctx, search_store.Plan(
+        node, selections, [("score", False), ("name", True)]))
+    assert by_rows.matches == by_pass.matches, (keyword, selections)
+    assert by_rows.facet_results == by_pass.facet_results, (keyword, selections)
+    return answered
+
+
 def check(world: World, *, at: int | None = None) -> int:
     """Cells and resources agree everywhere; returns how many comparisons the cells answered."""
     store = world.server.store
     with store.write() as conn:
         summed = sorted(facet_cells.folded(conn), key=repr)
         members = sorted(conn.execute(select(search_cell_members)).all(), key=repr)
+        documents = sorted(conn.execute(select(search_document_facets)).all(), key=repr)
         facet_cells.rebuild(conn)
+        facet_cells.rebuild_documents(conn)
         assert sorted(facet_cells.folded(conn), key=repr) == summed
         assert sorted(conn.execute(select(search_cell_members)).all(), key=repr) == members
+        assert sorted(conn.execute(select(search_document_facets)).all(),
+                      key=repr) == documents
     answered = 0
     for label, vis in _visibilities(world):
         with store.read() as conn:
@@ -125,6 +162,8 @@ def check(world: World, *, at: int | None = None) -> int:
                     continue
                 answered += 1
                 assert counted == exact, (label, selections)
+                for keyword in KEYWORDS:
+                    answered += _keyword_both_ways(conn, vis, ctx, selections, keyword)
             # Only the tag facet derived: a single selected tag is answered by the cells.
             tag_only = FacetContext({n: f for n, f in ctx.facets.items()
                                      if not n.startswith(F.CUSTOM_PREFIX)}, ctx.folders, ctx.now)

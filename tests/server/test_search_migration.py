@@ -1,7 +1,8 @@
 """Schema version 7: a store whose field data types and sensitivities are rows of
 ``search_facet_values`` (as version 6 kept them) gets them as resource columns, read through the
 covering index ``ix_resources_facets``; its tags stay where they were. Schema version 9: a
-store without facet cells gets them counted, with the name index and the stored results' state."""
+store without facet cells gets them counted, with the name index and the stored results' state.
+Schema version 10: a store without the documents' facet rows gets them written."""
 
 from __future__ import annotations
 
@@ -10,11 +11,22 @@ from sqlalchemy import delete, insert, inspect, select, text
 from catalog_nb.server.search.facets import FIELD_TYPE_BITS
 from catalog_nb.server.store import Store, facet_cells
 from catalog_nb.server.store.migrations import LATEST
-from catalog_nb.server.store.schema import data_resources, schema_version, search_facet_values
+from catalog_nb.server.store.schema import (
+    data_resources,
+    schema_version,
+    search_document_facets,
+    search_facet_values,
+)
 from tests.benchmarks.catalog_fixture import tag_catalog, write_catalog
 from tests.conftest import TEST_APPLICATION
 
 R, FV = data_resources, search_facet_values
+
+
+def _write_tagged(store: Store) -> None:
+    """A migrated store with 60 resources of the bulk fixture, tagged."""
+    store.migrate()
+    tag_catalog(store, write_catalog(store, 60, 4, analyze=False), tags=3)
 
 
 def _as_version_6(store: Store) -> None:
@@ -36,9 +48,7 @@ def _as_version_6(store: Store) -> None:
 
 def test_a_version_6_store_gets_its_dense_facets_as_columns(store_url: str) -> None:
     with Store(store_url, application_name=TEST_APPLICATION) as store:
-        store.migrate()
-        source = write_catalog(store, 60, 4, analyze=False)
-        tag_catalog(store, source, tags=3)
+        _write_tagged(store)
         with store.read() as conn:
             before = conn.execute(select(R.c.key, R.c.facet_field_types, R.c.facet_sensitivity)
                                   .order_by(R.c.key)).all()
@@ -76,9 +86,7 @@ def _as_version_8(store: Store) -> None:
 
 def test_a_version_8_store_gets_its_facet_cells(store_url: str) -> None:
     with Store(store_url, application_name=TEST_APPLICATION) as store:
-        store.migrate()
-        source = write_catalog(store, 60, 4, analyze=False)
-        tag_catalog(store, source, tags=3)
+        _write_tagged(store)
         with store.read() as conn:
             before = sorted(facet_cells.folded(conn), key=repr)
         assert before
@@ -93,3 +101,22 @@ def test_a_version_8_store_gets_its_facet_cells(store_url: str) -> None:
     assert after == before and members == 60
     assert indexes & {"ix_resources_name", "ix_resources_name_c"}
     assert {"state", "matched"} <= columns
+
+
+def test_a_version_9_store_gets_its_document_facet_rows(store_url: str) -> None:
+    with Store(store_url, application_name=TEST_APPLICATION) as store:
+        _write_tagged(store)
+        with store.read() as conn:
+            before = sorted(conn.execute(select(search_document_facets)).all(), key=repr)
+            documents = conn.execute(text("SELECT count(*) FROM search_documents")).scalar_one()
+        assert len(before) == documents == 60
+        with store.write() as conn:
+            conn.exec_driver_sql("DROP TABLE search_document_facets")
+            conn.execute(delete(schema_version).where(schema_version.c.version > 9))
+
+        assert store.migrate() == LATEST
+        with store.read() as conn:
+            after = sorted(conn.execute(select(search_document_facets)).all(), key=repr)
+            versions = conn.execute(select(schema_version.c.version)).scalars().all()
+    assert after == before
+    assert sorted(versions) == list(range(1, LATEST + 1))

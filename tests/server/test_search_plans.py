@@ -7,7 +7,8 @@ them (``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN (FORMAT JSON)`` on PostgreSQL)
 plan: a keyword search is driven by the keyword index, reads resources by key from
 ``ix_resources_facets`` (never the wide rows, never a scan), and reads the facet rows of its
 candidates by primary key, never the facet table whole or from its category index; a facet-only
-search reads the covering index, not the table. A plan that regresses (a dropped index, missing
+search reads the covering index, not the table; a keyword search sorted by score reads its
+matches' document facet rows by key. A plan that regresses (a dropped index, missing
 statistics, a rewrite that lets the planner walk the facet table) fails here.
 """
 
@@ -192,21 +193,65 @@ def assert_reads_facet_rows_by_key(catalog: Catalog, plan: Plan) -> None:
         assert {index for index, _ in rows} == {primary}, plan.text
 
 
+#: A sort other than by score: the search counts and orders in the one-pass statement.
+BY_NAME = [{"propertyName": "name", "ascending": True}]
+
+
 def test_a_keyword_search_with_facets_starts_from_the_keyword(catalog: Catalog) -> None:
     plan = search_plan(catalog, catalog.admin, "/search/new",
-                       {"searchPhrase": "area07", "facetSelections": SELECTIONS})
+                       {"searchPhrase": "area07", "facetSelections": SELECTIONS,
+                        "sortBySpecs": BY_NAME})
     assert_starts_from_the_keyword(catalog, plan)
 
 
 def test_a_keyword_search_without_facets_starts_from_the_keyword(catalog: Catalog) -> None:
-    plan = search_plan(catalog, catalog.admin, "/search/new", {"searchPhrase": "batch002 csv"})
+    plan = search_plan(catalog, catalog.admin, "/search/new",
+                       {"searchPhrase": "batch002 csv", "sortBySpecs": BY_NAME})
     assert_starts_from_the_keyword(catalog, plan)
 
 
 def test_an_analysts_keyword_search_starts_from_the_keyword(catalog: Catalog) -> None:
     plan = search_plan(catalog, catalog.analyst, "/search/new",
-                       {"searchPhrase": "area07", "facetSelections": SELECTIONS[:2]})
+                       {"searchPhrase": "area07", "facetSelections": SELECTIONS[:2],
+                        "sortBySpecs": BY_NAME})
     assert_starts_from_the_keyword(catalog, plan, restricted=True)
+
+
+def document_rows_plan(catalog: Catalog, http: Http, body: dict[str, Any]) -> Plan:
+    """The plan of the one statement a keyword search by score reads its matches with."""
+    with issued(catalog.server) as statements:
+        response = http.post("/search/new", json=body)
+        assert response.status_code == 201, response.text
+    reads = [(s, p) for s, p in statements if "search_document_facets" in s]
+    assert len(reads) == 1, [s[:80] for s, _ in statements]
+    assert not [s for s, _ in statements if "candidates" in s]  # no one-pass statement
+    return explain(catalog.server, *reads[0])
+
+
+@pytest.mark.parametrize(("who", "body"), [
+    ("admin", {"searchPhrase": "area07", "facetSelections": SELECTIONS}),
+    ("admin", {"searchPhrase": "batch002 csv"}),
+    ("analyst", {"searchPhrase": "area07", "facetSelections": SELECTIONS[:2]}),
+])
+def test_a_keyword_search_by_score_reads_document_facet_rows_by_key(
+    catalog: Catalog, who: str, body: dict[str, Any],
+) -> None:
+    """Sorted by score (the default), a keyword search reads its matches' facet rows by the
+    document's integer key, found from the keyword index: never the resource rows, never the
+    facet values, nothing whole."""
+    plan = document_rows_plan(catalog, getattr(catalog, who), body)
+    assert not plan.on("data_resources") and not plan.on("search_facet_values"), plan.text
+    if is_postgres(catalog):
+        # PostgreSQL may hash the narrow facet rows (10,000 of them here) rather than probe
+        # them hundreds of times; the documents are still found from the keyword index.
+        assert ("<index ix_search_documents_tsv>", "ix_search_documents_tsv", "search") \
+            in plan.steps, plan.text
+        assert ("search_documents", None, "scan") not in plan.steps, plan.text
+    else:
+        assert plan.steps[0][0] == "search_fts", plan.text
+        assert plan.on("search_document_facets") == [("rowid", "search")], plan.text
+        assert all(how == "search" for table, _, how in plan.steps if table != "search_fts"), \
+            plan.text
 
 
 def test_a_facet_only_search_reads_its_first_page_in_name_order(catalog: Catalog) -> None:

@@ -40,8 +40,8 @@ class SearchIndex(Protocol):
         """A SELECT of the ``resource_key`` of every document the term matches."""
 
     def ranked(self, terms: Sequence[Term], *, every: bool) -> Subquery:
-        """``(resource_key, score)`` of the documents matching every term (``every``) or any;
-        a higher score is more relevant."""
+        """``(resource_key, score, doc_id)`` of the documents matching every term (``every``)
+        or any; a higher score is more relevant."""
 
 
 def index_for(conn: Connection) -> SearchIndex:

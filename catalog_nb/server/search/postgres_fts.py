@@ -78,4 +78,4 @@ class PostgresIndex:
         where = conditions[0]
         for c in conditions[1:]:
             where = (where & c) if every else (where | c)
-        return select(d.c.resource_key, score.label("score")).where(where).subquery()
+        return select(d.c.resource_key, score.label("score"), d.c.doc_id).where(where).subquery()

@@ -75,7 +75,7 @@ class SqliteIndex:
         found = self._match(expr, True).subquery()
         d = search_documents
         return (
-            select(d.c.resource_key, found.c.score)
+            select(d.c.resource_key, found.c.score, d.c.doc_id)
             .join(found, found.c.doc_id == d.c.doc_id)
             .subquery()
         )

@@ -27,6 +27,12 @@ folder facet, several categories selected in a derived facet (a resource holding
 counted twice), or a derived selection next to another derived facet (the cells do not know
 which categories are held together). Virtual folder counts are path matches: they are counted
 per resource, over the resources in a visible folder only.
+
+**Keyword searches** count their matches the same way (:func:`keyword_counts`): each search
+document has a facet row (``search_document_facets``, keyed by the document's id, which the
+full-text match gives) holding what the resource is counted under and its name, written by the
+same refresh; the matches are grouped into cells of their own and ordered from those rows, so
+neither the resource rows nor the facet values are read per match.
 """
 
 from __future__ import annotations
@@ -38,23 +44,38 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, Connection, and_, delete, func, insert, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Float,
+    and_,
+    cast,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+)
+from sqlalchemy.sql import FromClause
 
 from catalog_nb.server.search import facets as F
 from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import folders as folder_store
-from catalog_nb.server.store.facets import FacetContext, MaskSums, search_pass
+from catalog_nb.server.store.common import chunks
+from catalog_nb.server.store.facets import FacetContext, MaskSums, Ranking, search_pass
 from catalog_nb.server.store.resources import specs_condition, visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
     search_cell_members,
     search_cells,
+    search_document_facets,
+    search_documents,
     search_facet_values,
     store_generations,
 )
 
-C, M, R = search_cells, search_cell_members, data_resources
+C, M, R, D = search_cells, search_cell_members, data_resources, search_document_facets
 #: The resource cells' ``facet`` (and ``category``); derived cells carry the facet row's.
 RESOURCE = ""
 #: Delta rows appended between two compactions (roughly: cell ids crossing a multiple).
@@ -176,6 +197,41 @@ def update(conn: Connection, keys: Sequence[str], current: Mapping[str, State]) 
         top = int(conn.execute(select(func.max(C.c.cell_id))).scalar_one() or 0)
         if top // COMPACT_EVERY != (top - len(rows)) // COMPACT_EVERY:
             compact(conn)
+
+
+def write_documents(
+    conn: Connection, documents: Mapping[int, str], current: Mapping[str, State],
+    names: Mapping[str, str],
+) -> None:
+    """The facet rows of these new documents (doc_id -> resource key) of resources counted
+    under their ``current`` state, named ``names``; in the caller's transaction (the rows of the
+    documents they replace are gone with them)."""
+    rows = [{"doc_id": doc_id, "resource_key": key, "name": names[key],
+             **current[key][0]._asdict(), "derived": json.dumps(sorted(current[key][1]))}
+            for doc_id, key in documents.items() if key in current]
+    if rows:
+        conn.execute(insert(D), rows)
+
+
+def drop_documents(conn: Connection, doc_ids: Sequence[int]) -> None:
+    """Forget the facet rows of these documents (called before the documents are deleted)."""
+    if doc_ids:
+        conn.execute(delete(D).where(D.c.doc_id.in_(list(doc_ids))))
+
+
+def rebuild_documents(conn: Connection) -> None:
+    """Write every document's facet row again from the members and the resource names
+    (migration, repair; after :func:`rebuild`)."""
+    conn.execute(delete(D))
+    Doc = search_documents
+    query = (select(Doc.c.doc_id, Doc.c.resource_key, R.c.name, *(M.c[c] for c in COLUMNS),
+                    M.c.derived)
+             .join(R, R.c.key == Doc.c.resource_key)
+             .join(M, M.c.resource_key == Doc.c.resource_key))
+    columns = ["doc_id", "resource_key", "name", *COLUMNS, "derived"]
+    rows = [dict(zip(columns, row, strict=True)) for row in conn.execute(query)]
+    for at in range(0, len(rows), 5000):
+        conn.execute(insert(D), rows[at:at + 5000])
 
 
 def compact(conn: Connection) -> None:
@@ -433,28 +489,128 @@ def counts(
     cells, names = _read(conn, vis)
     skipped = boundary_days(ctx.now)
     counted = _from_cells(cells, ctx, selections, names, skipped)
-    # The rest, one by one: resources on a boundary day, and those seen through folder and
-    # data set grants only (their sources' cells were not read).
+    boundary = any(place.change_day in skipped and n > 0 for (_, _, place), n in cells.items())
+    _count_rest(conn, vis, ctx, chosen, counted, boundary=boundary,
+                where=[visible_condition(conn, vis)])
+    return counted
+
+
+def _count_rest(
+    conn: Connection, vis: Visibility, ctx: FacetContext,
+    chosen: Mapping[str, ColumnElement[bool]], counted: Counted, *, boundary: bool,
+    where: Sequence[ColumnElement[bool]], source: FromClause | None = None,
+    ranking: Ranking | None = None,
+) -> list[list[Any]]:
+    """Add to ``counted`` what the cells leave out, resource by resource, among the resources
+    ``where`` selects from ``source``: those changed on a boundary day (``boundary``: some may
+    be), those seen through folder and data set grants only (their sources' cells were not
+    read), and the virtual folder facet. With a ``ranking``, the first two's matches."""
     rest: list[ColumnElement[bool]] = []
-    if any(place.change_day in skipped and n > 0 for (_, _, place), n in cells.items()):
+    if boundary:
         changed = R.c.time_of_resource_change
         rest.extend(and_(changed >= day * F.DAY_MS, changed < (day + 1) * F.DAY_MS)
-                    for day in sorted(skipped))
+                    for day in sorted(boundary_days(ctx.now)))
     if not vis.everything and vis.specs:
         rest.append(and_(specs_condition(conn, vis.specs),
                          R.c.data_source_key.not_in(sorted(vis.sources))))
     plain = FacetContext(ctx.facets, [], ctx.now)
+    matches: list[list[Any]] = []
     if rest:
-        _add(counted, search_pass(conn, plain, [visible_condition(conn, vis), or_(*rest)],
-                                  chosen).facets)
+        found = search_pass(conn, plain, [*where, or_(*rest)], chosen, source=source,
+                            ranking=ranking)
+        _add(counted, found.facets)
+        matches = found.matches
     folder = [(n, f) for n, f in ctx.facets.items() if f.kind == "folder"]
     if folder and ctx.folders:
         # Only the resources in a visible folder; the facet's total came with the others.
         within = or_(*(specs_condition(conn, folder_store.specs_of(f)) for f in ctx.folders))
         alone = FacetContext(dict(folder), ctx.folders, ctx.now)
-        found = search_pass(conn, alone, [visible_condition(conn, vis), within], chosen).facets
-        _add(counted, found, totals=False)
-    return counted
+        _add(counted, search_pass(conn, alone, [*where, within], chosen, source=source).facets,
+             totals=False)
+    return matches
+
+
+def keyword_counts(
+    conn: Connection, vis: Visibility, ctx: FacetContext,
+    selections: Mapping[str, Sequence[str]], chosen: Mapping[str, ColumnElement[bool]],
+    ranked: FromClause, *, where: Sequence[ColumnElement[bool]], source: FromClause,
+    ranking: Ranking,
+) -> tuple[Counted, list[list[Any]]] | None:
+    """Every facet counted for a keyword search, and its matches as [key, score] by score
+    (best first), then name and key; None when the cells' coordinates cannot count it exactly
+    (:func:`answerable`).
+
+    ``ranked`` is the phrase's (resource_key, score, doc_id) relation. Each match's name,
+    coordinates and derived categories are read from its document's facet row
+    (``search_document_facets``: a narrow row, found by the integer key the full-text match
+    gives) instead of the wide resource row (by text key) and a probe of the facet values per
+    match; matches counted alike make one cell (:func:`_from_cells`). What the cells cannot
+    give exactly is counted per resource, as :func:`counts` does, over ``where`` and
+    ``source`` (the search's) and ordered by ``ranking``."""
+    if not answerable(ctx, selections):
+        return None
+    # The score as the one-pass statement reads it (PostgreSQL's ts_rank is a real, which that
+    # statement's UNION makes a double precision): equal scores then order alike.
+    score = cast(ranked.c.score, Float)
+    query = (select(D.c.resource_key, score, D.c.name, *(D.c[c] for c in COLUMNS), D.c.derived)
+             .select_from(ranked.join(D, D.c.doc_id == ranked.c.doc_id)))
+    skipped = boundary_days(ctx.now)
+    names = {str(k): str(n) for k, n in conn.execute(
+        select(data_sources.c.key, data_sources.c.name)).all()}
+    # Matches counted alike make one group: the same coordinates and derived categories, the
+    # day of change standing for its lastModified range only (away from the boundary days, the
+    # range is all a day tells): the first day seen in a range stands for every day in it.
+    # Rows are grouped as they come first: per row, the least work.
+    by_tail: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
+    for row in conn.execute(query).all():
+        by_tail[row[3:]].append(row)
+    first_in_range: dict[str, int] = {}
+    groups: dict[tuple[Coordinates, str], list[Any]] = defaultdict(list)
+    boundary = False
+    for (*values, derived), found in by_tail.items():
+        place = Coordinates(*values)
+        if place.change_day is not None:
+            if place.change_day in skipped:
+                boundary = True
+                continue
+            place = place._replace(change_day=first_in_range.setdefault(
+                _age(place.change_day, ctx.now), place.change_day))
+        if vis.sees_source(place.data_source_key):
+            groups[(place, str(derived))].extend(found)
+    cells: Counter[tuple[str, str, Coordinates]] = Counter()
+    held: dict[str, frozenset[tuple[str, str]]] = {}
+    for (place, derived), found in groups.items():
+        pairs = held.get(derived)
+        if pairs is None:
+            pairs = held[derived] = frozenset((str(f), str(c)) for f, c in json.loads(derived))
+        for cell in _cells((place, pairs)):
+            cells[cell] += len(found)
+    counted = _from_cells(dict(cells), ctx, selections, names, skipped)
+    bits = {name: 1 << i for i, name in enumerate(selections)}
+    full = (1 << len(selections)) - 1
+    derived_chosen = [(bits[n], (str(ctx.facets[n].stored), str(c[0])))
+                      for n, c in selections.items() if ctx.facets[n].kind == "derived"]
+    masks: dict[Coordinates, int] = {}
+    ranked_matches: list[tuple[float, str, str]] = []
+    for (place, derived), found in groups.items():
+        mask = masks.get(place)
+        if mask is None:
+            mask = masks[place] = _mask(place, ctx, selections, bits, names)
+        mask |= sum(bit for bit, pair in derived_chosen if pair in held[derived])
+        if mask == full:
+            ranked_matches.extend((-float(row[1] or 0.0), str(row[2]), str(row[0]))
+                                  for row in found)
+    rest = _count_rest(conn, vis, ctx, chosen, counted, boundary=boundary, where=where,
+                       source=source, ranking=ranking)
+    if rest:
+        rest_names: dict[str, str] = {}
+        for chunk in chunks([str(k) for k, _ in rest]):
+            rest_names.update((str(k), str(n)) for k, n in conn.execute(
+                select(R.c.key, R.c.name).where(R.c.key.in_(list(chunk)))))
+        ranked_matches.extend((-float(s), rest_names[k], k) for k, s in rest)
+    # As the searches order: score (best first), then name and key by code point.
+    ranked_matches.sort()
+    return counted, [[key, -negated] for negated, _, key in ranked_matches]
 
 
 def folded(conn: Connection) -> list[tuple[Any, ...]]:

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 #: The tables the search and metadata queries plan over.
 TABLES = ("data_sources", "data_resources", "resource_fields", "search_documents",
-          "search_facet_values", "tag_associations", "resource_custom_values")
+          "search_facet_values", "search_document_facets", "tag_associations",
+          "resource_custom_values")
 #: A table is analysed again once its row count is this many times (or this fraction of) the
 #: count its statistics describe.
 GROWTH = 2.0

@@ -32,6 +32,7 @@ from catalog_nb.server.store.schema import (
     schema_version,
     search_cell_members,
     search_cells,
+    search_document_facets,
     staged_fields,
     store_generations,
 )
@@ -109,6 +110,14 @@ def _facet_cells(conn: Connection) -> None:
     analyze(conn, ["data_resources", "search_cells"])
 
 
+def _document_facets(conn: Connection) -> None:
+    from catalog_nb.server.store import facet_cells  # imported late, as in _facet_cells
+
+    search_document_facets.create(conn, checkfirst=True)
+    facet_cells.rebuild_documents(conn)
+    analyze(conn, ["search_document_facets"])
+
+
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
@@ -125,6 +134,8 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
      _generations),
     (9, "search: facet counts kept per cell of the facet columns, for facet-only searches",
      _facet_cells),
+    (10, "search: each document's facet coordinates keyed by the document, for keyword searches",
+     _document_facets),
 ]
 
 LATEST = MIGRATIONS[-1][0]

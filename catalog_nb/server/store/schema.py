@@ -582,6 +582,21 @@ search_cell_members = Table(
     Column("derived", Text, nullable=False),
 )
 
+# Each search document's resource counted as search_cell_members counts it, and its name, keyed
+# by the document (doc_id, the FTS rowid): a keyword search counts and orders its matches from
+# these narrow rows, found from the full-text matches by their integer key, instead of probing
+# the wide resource rows by text key and the facet values per match (store/facet_cells.py).
+search_document_facets = Table(
+    "search_document_facets",
+    metadata,
+    Column("doc_id", Integer, ForeignKey("search_documents.doc_id", ondelete="CASCADE"),
+           primary_key=True, autoincrement=False),
+    Column("resource_key", String(KEY), nullable=False),
+    Column("name", Text, nullable=False),
+    *_cell_coordinates(),
+    Column("derived", Text, nullable=False),
+)
+
 # A search's criteria and every matched key in order ([[key, score], ...]), for its session.
 stored_searches = Table(
     "stored_searches",

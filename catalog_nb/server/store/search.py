@@ -154,6 +154,7 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
     old = [int(i) for i in conn.execute(
         select(DOC.c.doc_id).where(DOC.c.resource_key.in_(keys))).scalars()]
     index.documents_removed(conn, old)
+    facet_cells.drop_documents(conn, old)
     conn.execute(delete(DOC).where(DOC.c.resource_key.in_(keys)))
     conn.execute(delete(FV).where(FV.c.resource_key.in_(keys)))
     rows = conn.execute(
@@ -238,9 +239,10 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
                     facet_sensitivity=bindparam("_sensitivity")),
             columns,
         )
-    new = [int(i) for i in conn.execute(
-        select(DOC.c.doc_id).where(DOC.c.resource_key.in_(keys))).scalars()]
-    index.documents_written(conn, new)
+    new = {int(i): str(k) for i, k in conn.execute(
+        select(DOC.c.doc_id, DOC.c.resource_key).where(DOC.c.resource_key.in_(keys)))}
+    facet_cells.write_documents(conn, new, counted, {r.key: r.name for r in rows})
+    index.documents_written(conn, list(new))
 
 
 # ------------------------------------------------------------------------------ matching
@@ -342,6 +344,9 @@ class _Compiled:
     where: list[ColumnElement[bool]]
     chosen: dict[str, ColumnElement[bool]]
     ranking: Ranking
+    #: The phrase's (resource_key, score, doc_id) relation when every match has a score (a pure
+    #: conjunction of terms), and the matches are ordered by it alone (then name and key).
+    by_score: Subquery | None = None
 
 
 def _compiled(conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan) -> _Compiled:
@@ -361,7 +366,8 @@ def _compiled(conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan) 
         else:
             source = source.outerjoin(ranked, ranked.c.resource_key == R.c.key)
             score = func.coalesce(ranked.c.score, 0.0)
-    return _Compiled(source, where, chosen, _ranking(plan, score))
+    by_score = match.ranked if match.inner and plan.sort in ([], [("score", False)]) else None
+    return _Compiled(source, where, chosen, _ranking(plan, score), by_score)
 
 
 def search(
@@ -370,7 +376,9 @@ def search(
 ) -> Outcome:
     """Run a checked search for a caller: every facet's counts and the ordered matches.
 
-    A keyword search counts its matches and orders them in one statement
+    A keyword search ordered by score counts and orders its matches from their documents' facet
+    rows (:func:`~catalog_nb.server.store.facet_cells.keyword_counts`) where they answer exactly;
+    any other counts its matches and orders them in one statement
     (:func:`~catalog_nb.server.store.facets.search_pass`). A search by facets alone counts the
     cells (:mod:`~catalog_nb.server.store.facet_cells`) where they answer exactly; given
     ``first``, it then reads only that many matches, in order, from the name index, and leaves
@@ -380,6 +388,14 @@ def search(
     unselected = next((n for n in ctx.facets if n not in plan.selections), None)
     if isinstance(plan.node, Everything) and unselected is not None:
         counted = facet_cells.counts(conn, vis, ctx, plan.selections, compiled.chosen)
+    elif compiled.by_score is not None:
+        by_cells = facet_cells.keyword_counts(
+            conn, vis, ctx, plan.selections, compiled.chosen, compiled.by_score,
+            where=compiled.where, source=compiled.source, ranking=compiled.ranking)
+        if by_cells is not None:
+            found_counts, matches = by_cells
+            return Outcome(matches, facet_results(ctx, found_counts, plan.selections),
+                           len(matches))
     if counted is None:
         found = search_pass(conn, ctx, compiled.where, compiled.chosen, source=compiled.source,
                             ranking=compiled.ranking)
@@ -479,7 +495,8 @@ def save(
     key, session, now = new_key(), _session(token), now_ms()
     conn.execute(insert(stored_searches).values(
         key=key, token_hash=session, criteria=dict(criteria), summary=dict(summary),
-        ordered=matches, created_ms=now, state=READY if matched is None else ORDERING,
+        ordered=encoded_json(conn, matches), created_ms=now,
+        state=READY if matched is None else ORDERING,
         matched=matched,
     ))
     X = stored_searches
