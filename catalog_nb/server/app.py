@@ -35,6 +35,7 @@ from catalog_nb.server.edge import (
 )
 from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.lifecycle import service
+from catalog_nb.server.orderings import Orderings
 from catalog_nb.server.read_cache import ReadCache
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.routes import (
@@ -182,6 +183,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Fa
     # server/read_cache.py say when they are read again).
     app.state.callers = CallerCache()
     app.state.reads = ReadCache()
+    app.state.orderings = Orderings()
     install_error_handlers(app)
     # Order matters: the role paths and /user/_me must be matched before /user/{key}. And
     # FastAPI tries the routes one by one, each try costing a few microseconds: the resource

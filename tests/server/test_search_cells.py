@@ -10,6 +10,8 @@ ways for a set of selections, and the delta rows summed must equal the cells cou
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -39,6 +41,7 @@ from catalog_nb.server.store.schema import (
     data_resources,
     search_cell_members,
     search_document_facets,
+    stored_searches,
 )
 from tests.benchmarks.catalog_fixture import tag_catalog, write_catalog
 from tests.conftest import Http, Server
@@ -335,6 +338,47 @@ def test_a_lost_ordering_is_done_by_the_page(world: World,
                                                    "pagingCriteria": {"start": 0, "size": 2}})
     assert first["matchedKeys"] == expected[:2]
     assert _walk(world.admin, first["key"], 100, first["matchedEntityCount"]) == expected
+
+
+def _state(world: World, key: str) -> str:
+    with world.server.store.read() as conn:
+        return str(conn.execute(select(stored_searches.c.state)
+                                .where(stored_searches.c.key == key)).scalar_one())
+
+
+def test_an_ordering_superseded_in_its_session_is_left_to_its_pages(world: World) -> None:
+    """A facet-only search whose ordering still waits when its session searches again is not
+    ordered by the process (the newer one is); its first page orders it, in the same order."""
+    _enough(world)
+    reference = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION})
+    expected = _walk(world.admin, reference["key"], 100, reference["matchedEntityCount"])
+    orderings = world.server.embedded.app.state.orderings
+    busy, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # the ordering thread busy with another session's ordering
+        busy.set()
+        release.wait(30)
+
+    orderings.submit("another session", "k", run=hold, skip=hold)
+    try:
+        assert busy.wait(30)
+        first = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION,
+                                                       "pagingCriteria": {"start": 0, "size": 2}})
+        newer = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION,
+                                                       "pagingCriteria": {"start": 0, "size": 2}})
+        assert _state(world, first["key"]) == search_store.DEFERRED
+        assert _state(world, newer["key"]) == search_store.ORDERING
+    finally:
+        release.set()
+    deadline = time.monotonic() + 30
+    while _state(world, newer["key"]) != search_store.READY and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _state(world, newer["key"]) == search_store.READY
+    assert orderings.pending() == 0
+    assert _state(world, first["key"]) == search_store.DEFERRED  # skipped, not ordered
+    assert _walk(world.admin, first["key"], 100, first["matchedEntityCount"]) == expected
+    assert _state(world, first["key"]) == search_store.READY
+    assert _walk(world.admin, newer["key"], 100, newer["matchedEntityCount"]) == expected
 
 
 def test_concurrent_writers_leave_exact_cells(world: World) -> None:

@@ -4,26 +4,25 @@ See docs/search-api.md. Everything applies the caller's visibility: results, cou
 categories only ever come from resources the caller sees. A search runs in one read
 transaction; its result (criteria + every matched key in order) is then stored for the session.
 A search without a keyword answers from the facet cells and its first page; its read stays open
-for a thread that orders every match on the same snapshot and stores them, and a page of that
-result waits for them (``_ready``).
+until the process's ordering thread (``server.orderings``) has ordered every match on the same
+snapshot and stored them, and a page of that result waits for them (``_ready``).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import time
-from contextlib import ExitStack, suppress
+from contextlib import ExitStack
 from typing import Any
 
 import orjson
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from sqlalchemy import Connection
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.deps import CallerDep, SettingsDep, StoreDep
 from catalog_nb.server.errors import BadRequest
+from catalog_nb.server.orderings import Orderings
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.routes.resources import shape
 from catalog_nb.server.schemas.paging import Cursor, check_resumed, resume_search, search_cursor
@@ -40,8 +39,6 @@ router = APIRouter(tags=["search"])
 log = logging.getLogger(__name__)
 #: How long a page waits for its result's matches to be ordered, and how often it looks.
 ORDERING_WAIT, ORDERING_POLL = 10.0, 0.01
-#: The niceness of the thread ordering a result's matches after its answer.
-ORDERING_NICE = 10
 
 
 def _check_size(size: int, settings: Settings) -> None:
@@ -129,7 +126,8 @@ def _result(
 
 
 def _run(
-    store: Store, settings: Settings, caller: Caller, criteria: SearchCriteria
+    store: Store, settings: Settings, caller: Caller, criteria: SearchCriteria,
+    orderings: Orderings,
 ) -> JSONResponse:
     paging = criteria.paging_criteria
     _check_size(paging.size, settings)
@@ -165,11 +163,12 @@ def _run(
         held.close()
         raise
     if not outcome.complete:
-        # A thread of its own, not a task run after the answer is sent: the held read must
-        # end even when sending fails.
+        # On the ordering thread, not in a task run after the answer is sent: the held read
+        # must end even when sending fails.
         try:
-            threading.Thread(target=_order_rest, args=(store, held, conn, vis, ctx, plan, key),
-                             name=f"order-search-{key}", daemon=True).start()
+            orderings.submit(
+                str(caller.token), key, skip=held.close,
+                run=lambda: _order_rest(store, held, conn, vis, ctx, plan, key))
         except BaseException:
             held.close()  # the result stays 'ordering': its first page orders it
             raise
@@ -182,9 +181,6 @@ def _order_rest(
     ctx: facet_store.FacetContext, plan: search_store.Plan, key: str,
 ) -> None:
     """After the answer: every match of a stored result in order, on its search's snapshot."""
-    # Behind the requests being answered: on Linux a thread has a priority of its own.
-    with suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), ORDERING_NICE)
     try:
         matches = search_store.order_all(conn, vis, ctx, plan)
     except Exception:
@@ -203,14 +199,15 @@ def _order_rest(
 def _ready(store: Store, caller: Caller, stored: dict[str, Any]) -> dict[str, Any]:
     """The stored result with every match: waits for its ordering (which may run in another
     worker process: the store is asked again), or orders it after ``ORDERING_WAIT`` seconds
-    (on a new snapshot: the ordering was lost with the process that ran it)."""
+    (on a new snapshot: the ordering was lost with the process that ran it), or at once when
+    it was left to its pages (``DEFERRED``: the session searched again meanwhile)."""
     deadline = time.monotonic() + ORDERING_WAIT
     token = str(caller.token)
     while stored.get("state") == search_store.ORDERING and time.monotonic() < deadline:
         time.sleep(ORDERING_POLL)
         with store.read() as conn:
             stored = search_store.load(conn, token, stored["key"])
-    if stored.get("state") != search_store.ORDERING:
+    if stored.get("state") == search_store.READY:
         return stored
     criteria = SearchCriteria.model_validate(stored["criteria"])
     plan = _plan(criteria)
@@ -226,15 +223,17 @@ def _ready(store: Store, caller: Caller, stored: dict[str, Any]) -> dict[str, An
 
 @router.post("/search/new")
 def new_search(
-    criteria: SearchCriteria, caller: CallerDep, store: StoreDep, settings: SettingsDep
+    criteria: SearchCriteria, caller: CallerDep, store: StoreDep, settings: SettingsDep,
+    request: Request,
 ) -> JSONResponse:
     """Search by phrase and facets; the result is stored for the session under its key."""
-    return _run(store, settings, caller, criteria)
+    return _run(store, settings, caller, criteria, request.app.state.orderings)
 
 
 @router.post("/search/runFacet")
 def run_facet(
-    criteria: SearchCriteria, caller: CallerDep, store: StoreDep, settings: SettingsDep
+    criteria: SearchCriteria, caller: CallerDep, store: StoreDep, settings: SettingsDep,
+    request: Request,
 ) -> JSONResponse:
     """Search by facet selections only (a phrase belongs to /search/new)."""
     if (criteria.search_phrase or "").strip():
@@ -242,7 +241,7 @@ def run_facet(
             "/search/runFacet searches by facets only; send a search phrase to /search/new.",
             ErrorCode.INVALID_PAYLOAD, field="searchPhrase",
         )
-    return _run(store, settings, caller, criteria)
+    return _run(store, settings, caller, criteria, request.app.state.orderings)
 
 
 @router.post("/search/page")
@@ -258,7 +257,7 @@ def page(
     wanted = resume.query if resume is not None else request.key
     with store.read() as conn:
         stored = search_store.load(conn, str(caller.token), wanted)
-        if stored.get("state") != search_store.ORDERING:
+        if stored.get("state") == search_store.READY:
             return _page_of(conn, caller, stored, resume, start, paging.size)
     stored = _ready(store, caller, stored)
     with store.read() as conn:

@@ -479,9 +479,10 @@ def _session(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-#: ``stored_searches.state``: every match stored in order, or the first ones only while the
-#: rest are being ordered (:func:`complete` stores them all).
-READY, ORDERING = "ready", "ordering"
+#: ``stored_searches.state``: every match stored in order; or the first ones only while the
+#: rest are being ordered (:func:`complete` stores them all), or left to the first page that
+#: asks for them (the session searched again: ``server.orderings`` may skip the ordering).
+READY, ORDERING, DEFERRED = "ready", "ordering", "deferred"
 
 
 def save(
@@ -491,15 +492,18 @@ def save(
     """Store a result for the session; returns its key. Only the latest results are kept.
 
     ``matched``: ``matches`` are only the first of that many, the result is stored as being
-    ordered until :func:`complete` stores them all."""
+    ordered until :func:`complete` stores them all. The session's results still being ordered
+    are from now on left to their pages (``DEFERRED``)."""
     key, session, now = new_key(), _session(token), now_ms()
+    X = stored_searches
+    conn.execute(update(X).where(X.c.token_hash == session, X.c.state == ORDERING)
+                 .values(state=DEFERRED))
     conn.execute(insert(stored_searches).values(
         key=key, token_hash=session, criteria=dict(criteria), summary=dict(summary),
         ordered=encoded_json(conn, matches), created_ms=now,
         state=READY if matched is None else ORDERING,
         matched=matched,
     ))
-    X = stored_searches
     kept = select(X.c.key).where(X.c.token_hash == session).order_by(
         X.c.created_ms.desc(), X.c.key.desc()).limit(KEEP_PER_SESSION)
     conn.execute(delete(X).where(X.c.token_hash == session, X.c.key.not_in(
@@ -511,7 +515,7 @@ def complete(conn: Connection, key: str, matches: list[list[Any]]) -> bool:
     """Store every match of a result saved as being ordered; False when it is no longer
     waiting for them (dropped with older results, or completed already)."""
     X = stored_searches
-    done = conn.execute(update(X).where(X.c.key == key, X.c.state == ORDERING)
+    done = conn.execute(update(X).where(X.c.key == key, X.c.state.in_((ORDERING, DEFERRED)))
                         .values(ordered=encoded_json(conn, matches), state=READY, matched=None))
     return bool(done.rowcount)
 
