@@ -287,9 +287,9 @@ def test_a_create_that_loses_the_insert_race_promotes_the_winner(
     real = association_store.find
     calls: list[Any] = []
 
-    def first_misses(conn: Any, *args: Any) -> Any:
+    def first_misses(conn: Any, *args: Any, **options: Any) -> Any:
         calls.append(args)
-        return None if len(calls) == 1 else real(conn, *args)
+        return None if len(calls) == 1 else real(conn, *args, **options)
 
     monkeypatch.setattr(association_store, "find", first_misses)
     with live_server.store.write() as conn:
