@@ -35,7 +35,9 @@ def test_a_job_on_another_source_does_not_wait_for_a_busy_source(
     done_other = wait_job(admin, other["key"])
     still = admin.get(f"/job/{first['key']}").json()
     assert done_other["state"] == "SUCCEEDED"
-    assert still["state"] == "RUNNING", still  # the other source did not wait for it
+    # The other source did not wait for it. A worker takes a job off the queue before it
+    # marks it RUNNING in the store: on a busy machine the quick job can end in between.
+    assert still["state"] in ("QUEUED", "RUNNING"), still
     assert admin.get(f"/job/{second['key']}").json()["state"] == "QUEUED"
     done_first, done_second = wait_job(admin, first["key"]), wait_job(admin, second["key"])
     assert done_first["state"] == done_second["state"] == "SUCCEEDED"
