@@ -236,8 +236,17 @@ def resource_out(row: Mapping[str, Any], ctx: Shaping) -> orjson.Fragment:
         own.update(more if ctx.properties is None
                    else {k: v for k, v in more.items() if k in ctx.properties})
     # The members of the database's object, the page's constants, then this row's own.
-    members = [row["wire"].encode().strip()[1:-1].strip(), ctx.constants, dumps(own)[1:-1]]
-    return orjson.Fragment(b"{" + b",".join(m for m in members if m) + b"}")
+    return _object(_wire_members(row), ctx.constants, dumps(own)[1:-1])
+
+
+def _wire_members(row: Mapping[str, Any]) -> bytes:
+    """The members of the row's ``wire`` JSON object (built by the database), braces off."""
+    return bytes(row["wire"].encode().strip()[1:-1].strip())
+
+
+def _object(*members: bytes) -> orjson.Fragment:
+    """One JSON object of encoded ``"name":value`` members (empty ones left out)."""
+    return orjson.Fragment(b"{" + b",".join(filter(None, members)) + b"}")
 
 
 def page_out(rows: Sequence[Mapping[str, Any]], ctx: Shaping) -> list[orjson.Fragment]:
@@ -252,10 +261,10 @@ def page_out(rows: Sequence[Mapping[str, Any]], ctx: Shaping) -> list[orjson.Fra
     """
     if ctx.minimal or ctx.fields is not None or ctx.tags or ctx.extra:
         return [resource_out(row, ctx) for row in rows]
-    wires = [row["wire"].encode().strip()[1:-1].strip() for row in rows]
+    wires = [_wire_members(row) for row in rows]
     members = [_encoded(name, [build(row, ctx) for row in rows]) for name, build in ctx.own]
-    return [orjson.Fragment(b"{" + b",".join(filter(None, parts)) + b"}")
-            for parts in zip(wires, repeat(ctx.constants), *members, strict=False)]
+    return [_object(*parts) for parts in zip(wires, repeat(ctx.constants), *members,
+                                              strict=False)]
 
 
 def _encoded(name: str, values: Sequence[Any]) -> list[bytes]:
