@@ -32,6 +32,13 @@ AUDIT_PAGE_MAX = 1000
 #: Default and largest `pageSize` of `GET /dataresource/metadata`; larger values are refused.
 METADATA_PAGE_DEFAULT = 100
 METADATA_PAGE_MAX = 1000
+#: The media type of the Arrow layout of a metadata page (an Arrow IPC stream), asked for with
+#: ``Accept``; the page's paging members travel as this key of the stream's schema metadata.
+ARROW_STREAM = "application/vnd.apache.arrow.stream"
+ARROW_PAGE_METADATA = "catalog_nb.page"
+#: Largest `pageSize` of a metadata page in the Arrow layout: a column at a time, a row costs
+#: a fraction of its JSON, and the fixed cost of a page weighs more.
+ARROW_PAGE_MAX = 10_000
 #: Most `propertyFilter` parameters of one metadata query, and most values they name together.
 MAX_PROPERTY_FILTERS = 50
 MAX_FILTER_VALUES = 1000
@@ -234,6 +241,8 @@ class ErrorCode(StrEnum):
     FAVORITE_NOT_FOUND = "FAVORITE_NOT_FOUND"
     # 405
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    # 406
+    NOT_ACCEPTABLE = "NOT_ACCEPTABLE"
     # 409
     DUPLICATE_NAME = "DUPLICATE_NAME"
     LAST_ROLE = "LAST_ROLE"

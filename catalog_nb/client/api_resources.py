@@ -106,12 +106,15 @@ class ResourcesApi:
         cursor: str | None = None,
         decode: bool = True,
         properties: Iterable[str] = (),
+        accept: str | None = None,
     ) -> JSON:
         """``GET /dataresource/metadata``: one page ``{list, totalCount, start, pageSize,
         nextCursor}``; ``cursor`` (the previous page's ``nextCursor``) reads the next page of
         the same query by keyset, instead of ``start``. ``properties`` limits each resource to
         those properties (and its key). ``decode=False`` returns the HTTP response undecoded
-        (see :meth:`HttpSession.request`).
+        (see :meth:`HttpSession.request`); ``accept`` is the request's ``Accept``
+        (``contract.ARROW_STREAM`` asks for the Arrow layout: read such an undecoded answer
+        with ``client.arrow_frame.decode_page``).
 
         ``property_filters`` are ``"<property>:<v1>;<v2>"`` strings, sent as repeated
         ``propertyFilter`` parameters (ANDed); ``virtual_folder_keys`` as repeated
@@ -133,7 +136,8 @@ class ResourcesApi:
             "resourceModifiedDateFromL": modified_from,
             "resourceModifiedDateToL": modified_to,
         }
-        return self.http.request("GET", "/dataresource/metadata", params=params, decode=decode)
+        return self.http.request("GET", "/dataresource/metadata", params=params, decode=decode,
+                                 headers={"Accept": accept} if accept else None)
 
     def update_resource(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /dataresource/{key} {description?, richDescription?, owner?,

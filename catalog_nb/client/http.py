@@ -283,6 +283,7 @@ class HttpSession:
         timeout: Timeout | None = None,
         relogin: bool = True,
         decode: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Send ``method`` to ``/api/v2`` + ``path`` and return the decoded answer.
 
@@ -290,7 +291,8 @@ class HttpSession:
         not decoded; :meth:`decode` decodes it later), for a reader that decodes one page while
         the next is on its way.
 
-        ``files`` sends a multipart form instead of a JSON body (``{part: (file name, content,
+        ``headers`` are sent with this request only (an ``Accept``). ``files`` sends a
+        multipart form instead of a JSON body (``{part: (file name, content,
         content type)}``), for the one upload of the API (``POST /overlap/table/csv``).
 
         Returns the parsed JSON, ``None`` for an empty answer (204), or the text of a
@@ -306,12 +308,12 @@ class HttpSession:
             raise CatalogError("This catalog session is closed; call connect() again")
         method = method.upper()
         response = self._send(method, path, params=params, body=json, files=files,
-                              timeout=timeout)
+                              timeout=timeout, headers=headers)
         if response.status_code == 401 and relogin and path != _LOGIN_PATH and self.has_credentials:
             log.info("session rejected (401) on %s %s; logging in again", method, path)
             self.login()
             response = self._send(method, path, params=params, body=json, files=files,
-                                  timeout=timeout)
+                                  timeout=timeout, headers=headers)
         if not response.ok:
             raise error_from_response(response)
         if not decode:
@@ -332,15 +334,16 @@ class HttpSession:
         body: Any,
         timeout: Timeout | None,
         files: Mapping[str, tuple[str, bytes, str]] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> requests.Response:
         url = self.api_url + (path if path.startswith("/") else "/" + path)
         data = None
-        headers = None
+        sent: dict[str, str | None] = dict(headers or {})
         if body is not None:
             data = json.dumps(body, default=_json_default).encode("utf-8")
         if files is not None:
             # The session's JSON Content-Type would hide the multipart boundary requests writes.
-            headers = {"Content-Type": None}
+            sent["Content-Type"] = None
         try:
             response = self.session.request(
                 method,
@@ -348,7 +351,7 @@ class HttpSession:
                 params=_clean_params(params),
                 data=data,
                 files=files,
-                headers=headers,
+                headers=sent or None,
                 timeout=timeout if timeout is not None else self.timeout,
             )
         except requests.exceptions.RequestException as exc:

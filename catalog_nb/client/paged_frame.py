@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from catalog_nb.client.arrow_frame import ArrowRows, number_series, resources_frame_of
+from catalog_nb.client.errors import CatalogError
 from catalog_nb.client.frames import Column, plain, to_frame
 from catalog_nb.client.resource_frames import base_columns, custom_columns, frame_records
 
@@ -60,21 +62,6 @@ _ARROW_NUMBERS: dict[str, Callable[[], Any]] = {
 }
 
 
-def _number_series(kind: str, chunked: Any, index: pd.RangeIndex) -> pd.Series:
-    """The typed column (as :func:`frames.to_frame` types it) of a gathered Arrow array."""
-    values = chunked.combine_chunks()
-    mask = values.is_null().to_numpy(zero_copy_only=False)
-    data = values.fill_null(False if kind == "bool" else 0).to_numpy(zero_copy_only=False)
-    if kind == "bool":
-        return pd.Series(pd.arrays.BooleanArray(data, mask), index=index)
-    if kind == "float":
-        return pd.Series(pd.arrays.FloatingArray(data, mask), index=index)
-    millis = pd.Series(pd.arrays.IntegerArray(data, mask), index=index)
-    if kind == "int":
-        return millis
-    return pd.to_datetime(millis, unit="ms", utc=True).astype("datetime64[ns, UTC]")
-
-
 class PagedFrame:
     """The frame of :meth:`Catalog.resources` gathered a page at a time.
 
@@ -96,6 +83,8 @@ class PagedFrame:
         self.text = {c.name for c in self.columns if c.kind == "string"} if self.arrow else set()
         self.values: dict[str, list[Any]] = {c.name: [] for c in self.columns}
         self.count = 0
+        #: The Arrow pages read (the frame is built from those when there are any).
+        self.tables: list[Any] = []
         #: The records with custom values: the only ones that can name a ``cp_`` column.
         self.customised: list[Mapping[str, Any]] = []
         #: The columns read straight off one key of the record, and a getter of those keys.
@@ -120,7 +109,16 @@ class PagedFrame:
             return {}
         return dict(zip(self.plain, by_column, strict=True))
 
-    def __call__(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def __call__(self, records: Sequence[Any]) -> Sequence[Any]:
+        if isinstance(records, ArrowRows):
+            # An Arrow page (client/arrow_frame.py) is kept whole, its rows stood for by their
+            # positions in the frame.
+            self.tables.append(records.table)
+            self.count += len(records)
+            return range(self.count - len(records), self.count)
+        if self.tables:
+            raise CatalogError("The catalog answered some pages of one read as Arrow and "
+                               "others as JSON")
         kept = frame_records(records)
         dicts = all(type(r) is dict for r in kept)
         plain = self._plain_values(kept, dicts)
@@ -148,6 +146,8 @@ class PagedFrame:
         definitions: Sequence[Mapping[str, Any]] | None = None,
     ) -> pd.DataFrame:
         """The whole frame; ``records`` are what the pages kept, cut to the ``limit`` read."""
+        if self.tables:
+            return resources_frame_of(self.tables, len(records), definitions)
         arrays = self.text | self.numbers
         columns: list[Column] = [_Gathered(c.name, c.kind, None, self.values[c.name])
                                  for c in self.columns if c.name not in arrays]
@@ -167,7 +167,7 @@ class PagedFrame:
         }
         kinds = {c.name: c.kind for c in self.columns}
         for name in self.numbers:
-            ready[name] = _number_series(kinds[name], self.arrow.chunked_array(
+            ready[name] = number_series(kinds[name], self.arrow.chunked_array(
                 self.values[name], _ARROW_NUMBERS[kinds[name]]())[: len(records)], index)
         order = [c.name for c in self.columns] + [c.name for c in columns[gathered:]]
         return pd.DataFrame({name: ready[name] if name in ready else built[name]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
@@ -74,19 +74,21 @@ def read_pages(
     progress: bool,
     description: str,
     decode: Callable[[Any], Any] | None = None,
-    keep: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
-) -> tuple[list[dict[str, Any]], int]:
+    keep: Callable[[Sequence[Any]], Sequence[Any]] | None = None,
+) -> tuple[list[Any], int]:
     """Every record of a paged query (up to ``limit``), and the total that matched.
 
     ``fetch(start, size, cursor)`` reads one page: by ``cursor`` when it is given, else from
     ``start``. With ``decode``, ``fetch`` returns the undecoded response and the next page is
     requested (in a worker thread) as soon as its cursor is known from the ``Link`` header,
     while this one is decoded: the service builds page n + 1 while the client decodes page n.
-    ``keep`` maps each page's records to what is kept of them (while the next page travels).
-    The pages' lists are joined once at the end, not record by record.
+    ``keep`` maps each page's records to what is kept of them (while the next page travels;
+    for a page whose ``list`` is no plain list, such as an Arrow page's rows, whatever stands
+    for them, one item per record). The pages' lists are joined once at the end, not record by
+    record.
     """
     size = max(1, min(page_size, limit)) if limit is not None else max(1, page_size)
-    pages: list[list[dict[str, Any]]] = []
+    pages: list[Sequence[Any]] = []
     count = 0
     offset = 0  # rows the service sent, repeats included: where a page by start begins
     seen: set[Any] | None = None  # keys, only when paging by start (rows may shift)
@@ -104,12 +106,14 @@ def read_pages(
                     ahead = None
                 page = decode(answer) if decode is not None else answer
                 page = page if isinstance(page, Mapping) else {}
-                items = list(page.get("list") or [])
+                listed = page.get("list") or []
+                # A Sequence stays as it is: an Arrow page's rows are never taken apart here.
+                items: Sequence[Any] = listed if isinstance(listed, Sequence) else list(listed)
                 offset += len(items)
                 cursor = page.get("nextCursor")
                 if seen is not None or (cursor is None and "nextCursor" not in page):
                     seen = set() if seen is None else seen
-                    items = _unseen(items, seen)
+                    items = _unseen(list(items), seen)
                 pages.append(keep(items) if keep is not None else items)
                 count += len(items)
                 total = max(total, int(page.get("totalCount") or 0))

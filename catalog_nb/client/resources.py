@@ -23,6 +23,8 @@ import pandas as pd
 
 from catalog_nb import contract
 from catalog_nb.client.api import CatalogApi
+from catalog_nb.client.arrow_frame import ACCEPT as ARROW_ACCEPT
+from catalog_nb.client.arrow_frame import arrow_available, decode_page, is_arrow
 from catalog_nb.client.errors import NotFoundError, TruncatedResultWarning
 from catalog_nb.client.paged_frame import PagedFrame
 from catalog_nb.client.paging import gc_paused, read_pages
@@ -59,6 +61,9 @@ class ResourcesMixin:
 
     api: CatalogApi
     progress: bool
+    #: Whether :meth:`resources` asks for its pages in the Arrow layout where pyarrow is
+    #: installed (client/arrow_frame.py); False reads them as JSON (the same frame, slower).
+    arrow_pages: bool = True
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -102,16 +107,24 @@ class ResourcesMixin:
         fields: bool,
         tags: bool,
         limit: int | None,
-        page_size: int,
+        page_size: int | None,
         progress: bool | None,
         caller: str,
         keep: Any = None,
         properties: Iterable[str] = (),
-    ) -> list[dict[str, Any]]:
+        arrow: bool = False,
+    ) -> list[Any]:
         if limit is not None and limit < 1:
             raise ValueError("limit must be at least 1 (or None for every resource)")
-        if not 1 <= page_size <= contract.METADATA_PAGE_MAX:
-            raise ValueError(f"page_size must be between 1 and {contract.METADATA_PAGE_MAX}")
+        largest = contract.ARROW_PAGE_MAX if arrow else contract.METADATA_PAGE_MAX
+        # By default the first page is one any service takes; once the service has answered in
+        # the Arrow layout, the pages are the largest that layout takes (without a limit).
+        grow = arrow and page_size is None and limit is None
+        page_size = contract.METADATA_PAGE_MAX if page_size is None else page_size
+        if not 1 <= page_size <= largest:
+            raise ValueError(f"page_size must be between 1 and {largest}"
+                             + (" (10000 for a frame without fields or tags, where pyarrow is "
+                                "installed)" if not arrow else ""))
         query = build_query(
             {name: value for name, value in filters.items() if value is not None},
             source_names=self._source_names,
@@ -120,11 +133,19 @@ class ResourcesMixin:
             tags=tags,
         )
         arguments = query.arguments()
+        accept = ARROW_ACCEPT if arrow else None
+        grown: list[int] = []  # the page size once the service answered Arrow
 
         def fetch(start: int, size: int, cursor: str | None) -> Any:
-            return self.api.resource_metadata(**arguments, page_size=size, start=start,
-                                              cursor=cursor, decode=False,
-                                              properties=properties)
+            answer = self.api.resource_metadata(**arguments, page_size=grown[0] if grown else size,
+                                                start=start, cursor=cursor, decode=False,
+                                                properties=properties, accept=accept)
+            if grow and not grown and is_arrow(answer):
+                grown.append(contract.ARROW_PAGE_MAX)
+            return answer
+
+        def decode(response: Any) -> Any:
+            return decode_page(response, self.api.http.decode)
 
         records, total = read_pages(
             fetch,
@@ -132,7 +153,7 @@ class ResourcesMixin:
             limit=limit,
             progress=self.progress if progress is None else progress,
             description=caller,
-            decode=self.api.http.decode,
+            decode=decode if arrow else self.api.http.decode,
             keep=keep,
         )
         if limit is not None and total > limit:
@@ -156,7 +177,7 @@ class ResourcesMixin:
         tags: bool = ...,
         custom: bool = ...,
         limit: int | None = ...,
-        page_size: int = ...,
+        page_size: int | None = ...,
         progress: bool | None = ...,
         as_frame: Literal[True] = ...,
         **filters: Unpack[ResourceFilters],
@@ -171,7 +192,7 @@ class ResourcesMixin:
         tags: bool = ...,
         custom: bool = ...,
         limit: int | None = ...,
-        page_size: int = ...,
+        page_size: int | None = ...,
         progress: bool | None = ...,
         as_frame: Literal[False],
         **filters: Unpack[ResourceFilters],
@@ -185,7 +206,7 @@ class ResourcesMixin:
         tags: bool = False,
         custom: bool = True,
         limit: int | None = None,
-        page_size: int = DEFAULT_PAGE_SIZE,
+        page_size: int | None = None,
         progress: bool | None = None,
         as_frame: bool = True,
         **filters: Unpack[ResourceFilters],
@@ -208,8 +229,10 @@ class ResourcesMixin:
         its definition (``custom=False`` leaves them out and saves one request).
 
         ``limit`` caps the rows (a :class:`TruncatedResultWarning` says when more matched),
-        ``page_size`` sets the page (1..1000), ``progress`` overrides the catalog's
-        progress-bar setting, ``as_frame=False`` returns the JSON records.
+        ``page_size`` sets the page (1..1000; 1..10,000 for a frame without fields or tags where
+        pyarrow is installed, read in the Arrow layout; default: the largest), ``progress``
+        overrides the catalog's progress-bar setting, ``as_frame=False`` returns the JSON
+        records.
 
         Example::
 
@@ -230,6 +253,9 @@ class ResourcesMixin:
                 keep=paged,
                 # The frame shows a quarter of a DataResource: only that travels.
                 properties=FRAME_WIRE_PROPERTIES if as_frame else (),
+                # Fields and tags come with views, which are JSON only.
+                arrow=(as_frame and not fields and not tags and self.arrow_pages
+                       and arrow_available()),
             )
             if paged is None:
                 return records
@@ -258,7 +284,7 @@ class ResourcesMixin:
         path: str | None = ...,
         *,
         limit: int | None = ...,
-        page_size: int = ...,
+        page_size: int | None = ...,
         progress: bool | None = ...,
         as_frame: Literal[True] = ...,
         **filters: Unpack[ResourceFilters],
@@ -270,7 +296,7 @@ class ResourcesMixin:
         path: str | None = ...,
         *,
         limit: int | None = ...,
-        page_size: int = ...,
+        page_size: int | None = ...,
         progress: bool | None = ...,
         as_frame: Literal[False],
         **filters: Unpack[ResourceFilters],
@@ -281,7 +307,7 @@ class ResourcesMixin:
         path: str | None = None,
         *,
         limit: int | None = None,
-        page_size: int = DEFAULT_PAGE_SIZE,
+        page_size: int | None = None,
         progress: bool | None = None,
         as_frame: bool = True,
         **filters: Unpack[ResourceFilters],

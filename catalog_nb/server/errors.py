@@ -67,6 +67,13 @@ class NotFound(ServiceError):
     default_code = ErrorCode.ROUTE_NOT_FOUND
 
 
+class NotAcceptable(ServiceError):
+    """None of the media types the request's ``Accept`` names can carry this answer."""
+
+    status = 406
+    default_code = ErrorCode.NOT_ACCEPTABLE
+
+
 class Conflict(ServiceError):
     status = 409
     default_code = ErrorCode.DUPLICATE_NAME

@@ -11,16 +11,20 @@ same pages and with a naive loop, in one run.
    in DIR and reuses a catalog of the same size found there.
 2. Starts the service as a deployment runs it: ``catalog-nb serve`` in a process of its own,
    on 127.0.0.1.
-3. Times, best of ``--repeat`` (the three take turns, so load on a shared machine falls on all):
+3. Times, best of ``--repeat`` (the reads take turns, so load on a shared machine falls on all):
 
-   - **client**: ``cat.resources()``, every resource into the typed DataFrame;
+   - **client**: ``cat.resources()``, every resource into the typed DataFrame (its pages in
+     the Arrow layout, as it reads them where pyarrow is installed);
    - **raw transfer**: plain ``requests`` fetching the same pages (the same query: page size
-     and the ``properties`` the frame shows; the ``Accept-Encoding`` the client sends),
-     following each page's ``Link: rel="next"``, reading the bytes only;
+     and the ``properties`` the frame shows; the ``Accept`` and ``Accept-Encoding`` the client
+     sends), following each page's ``Link: rel="next"``, reading the bytes only;
    - **naive loop**: ``requests`` + ``response.json()`` per page + ``pandas.json_normalize``,
-     following ``nextCursor``, one ``pandas.concat`` at the end, over the same pages (the
-     target's ratio); once more over whole resources (no ``properties``, what code written from
-     the spec alone reads). ``--naive-offset`` also times it paging by ``start`` (OFFSET).
+     following ``nextCursor``, one ``pandas.concat`` at the end, over the JSON pages of the
+     same query (the target's ratio: what an analyst writes without the client); once more
+     over whole resources (no ``properties``, what code written from the spec alone reads).
+     ``--naive-offset`` also times it paging by ``start`` (OFFSET).
+   - once each, for comparison: the client reading JSON pages (``cat.arrow_pages = False``)
+     and the raw transfer of those JSON pages.
 
 4. Prints seconds, the ratios, the load average (a shared machine's figures move with it) and
    whether each target of issue 13 is met: client <= 3 s, client within 1.3x of the raw
@@ -48,9 +52,10 @@ import requests
 from sqlalchemy import func, select
 
 from catalog_nb.client import connect
+from catalog_nb.client.arrow_frame import ACCEPT as ARROW_ACCEPT
 from catalog_nb.client.resource_frames import FRAME_WIRE_PROPERTIES
 from catalog_nb.client.resources import DEFAULT_PAGE_SIZE
-from catalog_nb.contract import API_PREFIX
+from catalog_nb.contract import API_PREFIX, ARROW_PAGE_MAX
 from catalog_nb.demo.embedded import free_port
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
@@ -120,9 +125,11 @@ def logged_in(root: str, accept_encoding: str) -> requests.Session:
     return session
 
 
-def client_read(root: str) -> tuple[Callable[[], int], str]:
-    """``cat.resources()``, and the ``Accept-Encoding`` the client sends."""
+def client_read(root: str, *, arrow: bool = True) -> tuple[Callable[[], int], str]:
+    """``cat.resources()`` (``arrow``: in the Arrow layout, as it reads where pyarrow is
+    installed; else JSON pages), and the ``Accept-Encoding`` the client sends."""
     cat = connect(root, "admin", ADMIN_PASSWORD, progress=False)
+    cat.arrow_pages = arrow
     return lambda: len(cat.resources()), str(cat.api.http.session.headers["Accept-Encoding"])
 
 
@@ -130,10 +137,16 @@ def client_read(root: str) -> tuple[Callable[[], int], str]:
 PAGE_QUERY = {"pageSize": DEFAULT_PAGE_SIZE, "properties": ",".join(FRAME_WIRE_PROPERTIES)}
 
 
-def raw_transfer(root: str, accept_encoding: str) -> Callable[[], int]:
-    """Every page's bytes, following ``Link: rel="next"``; returns the bytes read."""
+def raw_transfer(root: str, accept_encoding: str, accept: str | None = None
+                 ) -> Callable[[], int]:
+    """Every page's bytes, following ``Link: rel="next"``; returns the bytes read. ``accept``:
+    the client's ``Accept`` (the Arrow layout), else JSON."""
     session = logged_in(root, accept_encoding)
-    first = f"{root}{API_PREFIX}/dataresource/metadata?{urlencode(PAGE_QUERY)}"
+    if accept:
+        session.headers["Accept"] = accept
+    # The client's page size: the Arrow layout's largest page.
+    query = {**PAGE_QUERY, "pageSize": ARROW_PAGE_MAX} if accept else PAGE_QUERY
+    first = f"{root}{API_PREFIX}/dataresource/metadata?{urlencode(query)}"
 
     def run() -> int:
         url: str | None = first
@@ -183,16 +196,19 @@ def measure(root: str, repeat: int, naive_offset: bool) -> dict[str, tuple[float
     print(f"Accept-Encoding of every read: {encoding}")
     runs: dict[str, Callable[[], int]] = {
         "client": client,
-        "raw": raw_transfer(root, encoding),
+        "raw": raw_transfer(root, encoding, ARROW_ACCEPT),
         "naive": naive_loop(root, encoding),
+        "client json": client_read(root, arrow=False)[0],
+        "raw json": raw_transfer(root, encoding),
         "naive whole": naive_loop(root, encoding, whole=True),
     }
     if naive_offset:
         runs["naive by start"] = naive_loop(root, encoding, by_offset=True)
+    once = ("client json", "raw json", "naive whole", "naive by start")
     best: dict[str, tuple[float, int]] = {}
     for turn in range(repeat):
         for name, run in runs.items():
-            if name in ("naive whole", "naive by start") and turn:
+            if name in once and turn:
                 continue  # informative only, and slow: once is enough
             started = time.perf_counter()
             got = run()
@@ -210,8 +226,10 @@ def report(best: dict[str, tuple[float, int]], resources: int) -> None:
     print(f"{'read':<46}{'seconds':>9}{'resources/s':>13}")
     described = {
         "client": "cat.resources() -> typed DataFrame",
-        "raw": f"raw transfer ({read / 1e6:,.0f} MB of JSON, bytes only)",
+        "raw": f"raw transfer ({read / 1e6:,.0f} MB of Arrow, bytes only)",
         "naive": "naive loop (requests + json + json_normalize)",
+        "client json": "cat.resources(), JSON pages (1 run)",
+        "raw json": f"raw transfer ({best['raw json'][1] / 1e6:,.0f} MB of JSON pages, 1 run)",
         "naive whole": "naive loop over whole resources (1 run)",
         "naive by start": "naive loop, whole, paging by start (1 run)",
     }

@@ -216,6 +216,13 @@ def test_fields_long_form_asks_for_fields_view(mock: responses.RequestsMock, cat
 
 
 def test_page_size_is_checked(cat: Catalog) -> None:
-    for bad in (0, -1, 1001):
-        with pytest.raises(ValueError, match="page_size must be between 1 and 1000"):
+    # A frame without fields or tags reads Arrow pages where pyarrow is installed (here).
+    for bad in (0, -1, 10001):
+        with pytest.raises(ValueError, match=r"page_size must be between 1 and 10000$"):
             cat.resources(page_size=bad)
+    for bad in (0, 1001):
+        with pytest.raises(ValueError, match="page_size must be between 1 and 1000 "):
+            cat.resources(page_size=bad, tags=True)
+    cat.arrow_pages = False
+    with pytest.raises(ValueError, match="page_size must be between 1 and 1000 "):
+        cat.resources(page_size=1001)

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Body, Query, Request, Response
 from sqlalchemy import Connection
 
 from catalog_nb.contract import (
+    ARROW_STREAM,
     METADATA_PAGE_DEFAULT,
     AccessLevel,
     AuditAction,
@@ -30,7 +31,9 @@ from catalog_nb.server.read_cache import ReadCache
 from catalog_nb.server.responses import JSONResponse, dumps
 from catalog_nb.server.schemas.joins import by_resource as joins_by_resource
 from catalog_nb.server.schemas.paging import MAX_CURSOR_LENGTH
+from catalog_nb.server.schemas.resource_arrow import arrow_page
 from catalog_nb.server.schemas.resource_query import (
+    answers_arrow,
     check_paging,
     metadata_fingerprint,
     metadata_page,
@@ -75,6 +78,25 @@ def shape(
     one query each; ``joins`` adds their join conditions (the detail form: three more queries),
     ``extra`` more properties by resource key (a search score), ``properties`` the only
     properties to send (rows read with the same ``properties``)."""
+    return page_out(rows, shaping(conn, caller, vis, rows, fields=fields, tags=tags,
+                                  minimal=minimal, joins=joins, extra=extra,
+                                  properties=properties))
+
+
+def shaping(
+    conn: Connection,
+    caller: Caller,
+    vis: Visibility,
+    rows: Sequence[dict[str, Any]],
+    *,
+    fields: bool,
+    tags: bool,
+    minimal: bool = False,
+    joins: bool = False,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+    properties: frozenset[str] | None = None,
+) -> Shaping:
+    """What resource rows are shaped with (see :func:`shape`), loaded for the whole page."""
     keys = [r["key"] for r in rows]
     ctx = Shaping(caller=caller, vis=vis, tags=tags, minimal=minimal,
                   fields=resource_store.fields_of(conn, keys) if fields else None,
@@ -110,10 +132,13 @@ def shape(
             {k: specs for k, specs in folder_store.specs_of(d).items() if k in sources}
             for d in folder_store.list_datasets(conn, vis)
         ]
-    return page_out(rows, ctx)
+    return ctx
 
 
-@router.get("/dataresource/metadata")
+@router.get("/dataresource/metadata", response_class=JSONResponse, responses={200: {
+    "content": {ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}}},
+    "description": "A page of resources: JSON, or an Arrow IPC stream when the request "
+                   "accepts it (no views)."}})
 def metadata(
     request: Request,
     caller: CallerDep,
@@ -127,16 +152,19 @@ def metadata(
     cursor: Annotated[str | None, Query(max_length=MAX_CURSOR_LENGTH)] = None,
     modified_from: Annotated[int | None, Query(alias="resourceModifiedDateFromL")] = None,
     modified_to: Annotated[int | None, Query(alias="resourceModifiedDateToL")] = None,
-) -> JSONResponse:
+) -> Response:
     """A page of the resources the caller sees: ``{list, totalCount, start, pageSize,
     nextCursor}``.
 
     Ordered by data source name, then path. ``nextCursor`` (null on the last page) continues the
     same query by keyset: pass it back as ``cursor``; the ``Link: <...>; rel="next"`` header
-    holds the URL of that next page, for clients that page without reading the body. See
-    docs/resources-api.md.
+    holds the URL of that next page, for clients that page without reading the body. With
+    ``Accept: application/vnd.apache.arrow.stream`` (and no views) the page is an Arrow IPC
+    stream instead (schemas/resource_arrow.py). See docs/resources-api.md.
     """
-    check_paging(start, page_size, modified_from, modified_to)
+    chosen = parse_views(views or [])
+    arrow = answers_arrow(request.headers.get("accept"), bool(chosen))
+    check_paging(start, page_size, modified_from, modified_to, arrow=arrow)
     filters = parse_filters(property_filter or [])
     folder_keys = split_list(virtual_folder_keys or [])
     query = resource_store.MetadataQuery(
@@ -145,8 +173,8 @@ def metadata(
     )
     query_id = metadata_fingerprint(filters, folder_keys, modified_from, modified_to)
     resume = resume_metadata(cursor, start, query_id)
-    chosen = parse_views(views or [])
     query.properties = parse_properties(properties or [])
+    query.separate = arrow
     with store.read() as conn:
         vis = visibility(conn, caller.roles)
         if folder_keys:
@@ -160,9 +188,10 @@ def metadata(
         rows = [] if resume is None and start >= total else (
             resource_store.query_page(conn, vis, query, limit=page_size + 1))
         more, rows = len(rows) > page_size, rows[:page_size]
-        listed = shape(conn, caller, vis, rows, fields="viewFields" in chosen,
-                       tags="viewTags" in chosen, minimal="resource_path" in chosen,
-                       properties=query.properties)
+        ctx = shaping(conn, caller, vis, rows, fields="viewFields" in chosen,
+                      tags="viewTags" in chosen, minimal="resource_path" in chosen,
+                      properties=query.properties)
+        listed: Sequence[Any] = rows if arrow else page_out(rows, ctx)
     first = resume.position if resume is not None else start
     after = resource_store.sort_key(rows[-1]) if more else None
     body = metadata_page(listed, total, first, page_size, query_id, after,
@@ -174,6 +203,9 @@ def metadata(
         url = request.url.replace(query="")
         query_string = urlencode([*kept, ("cursor", body["nextCursor"])])
         headers["Link"] = f'<{url}?{query_string}>; rel="next"'
+    if arrow:
+        del body["list"]
+        return Response(arrow_page(rows, ctx, body), media_type=ARROW_STREAM, headers=headers)
     return JSONResponse(body, headers=headers)
 
 

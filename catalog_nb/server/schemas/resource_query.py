@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog_nb.contract import (
+    ARROW_PAGE_MAX,
+    ARROW_STREAM,
     MAX_FILTER_VALUES,
     MAX_NAME_LENGTH,
     MAX_PROPERTY_FILTERS,
@@ -20,7 +22,7 @@ from catalog_nb.contract import (
     ErrorCode,
     ResourceType,
 )
-from catalog_nb.server.errors import BadRequest
+from catalog_nb.server.errors import BadRequest, NotAcceptable
 from catalog_nb.server.schemas.paging import Cursor, decode_cursor, encode_cursor, fingerprint
 from catalog_nb.server.schemas.resources import (
     FIELD_PROPERTIES,
@@ -136,12 +138,60 @@ def parse_properties(raw: Iterable[str]) -> frozenset[str] | None:
     return frozenset(names) | {"key"}
 
 
-def check_paging(start: int, size: int, modified_from: int | None, modified_to: int | None) -> None:
-    """400 INVALID_PARAMETER for a page size outside 1..1000, a negative start, crossed dates."""
-    if not 1 <= size <= METADATA_PAGE_MAX:
+def _accepted(accept: str) -> dict[str, float]:
+    """The quality of each media range of an ``Accept`` header (RFC 9110 12.5.1), lower case;
+    a malformed quality counts as 0."""
+    ranges: dict[str, float] = {}
+    for item in accept.split(","):
+        media, *params = (part.strip() for part in item.split(";"))
+        quality = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = min(max(float(value), 0.0), 1.0)
+                except ValueError:
+                    quality = 0.0
+        if media:
+            ranges[media.lower()] = max(quality, ranges.get(media.lower(), 0.0))
+    return ranges
+
+
+def answers_arrow(accept: str | None, views: bool) -> bool:
+    """Whether a metadata page goes out in the Arrow layout: the request accepts
+    ``application/vnd.apache.arrow.stream`` at least as much as JSON (a named type wins over a
+    wildcard of the same quality). Views are sent as JSON only: with views, a request that
+    accepts the Arrow layout and not JSON is 406 NOT_ACCEPTABLE.
+
+    >>> answers_arrow("application/vnd.apache.arrow.stream, application/json;q=0.5", False)
+    True
+    """
+    if not accept or ARROW_STREAM not in accept.lower():
+        return False
+    ranges = _accepted(accept)
+    arrow = ranges.get(ARROW_STREAM, 0.0)
+    json = max(ranges.get(m, 0.0) for m in ("application/json", "application/*", "*/*"))
+    if arrow <= 0.0 or arrow < json:
+        return False
+    if views:
+        if json > 0.0:
+            return False
+        raise NotAcceptable(
+            "Views (viewFields, viewTags, resource_path) are sent as JSON only; accept "
+            "application/json, or leave views out for the Arrow layout.",
+            ErrorCode.NOT_ACCEPTABLE)
+    return True
+
+
+def check_paging(start: int, size: int, modified_from: int | None, modified_to: int | None,
+                 *, arrow: bool = False) -> None:
+    """400 INVALID_PARAMETER for a page size outside 1..1000 (1..10,000 in the Arrow layout),
+    a negative start, crossed dates."""
+    largest = ARROW_PAGE_MAX if arrow else METADATA_PAGE_MAX
+    if not 1 <= size <= largest:
         raise BadRequest(
-            f"pageSize must be between 1 and {METADATA_PAGE_MAX}, not {size}; page through "
-            "larger results with start.",
+            f"pageSize must be between 1 and {largest}, not {size}; page through "
+            "larger results with the nextCursor of each page.",
             ErrorCode.INVALID_PARAMETER,
         )
     if start < 0:

@@ -157,9 +157,11 @@ class Shaping:
         self.domains = sorted({k for r in roles for k in r.granted("DOMAIN")})
         self.updateable = sorted(WRITABLE) if self.steward else []
         self._runs_jobs_in: dict[str, bool] = {}
-        self.constants = _constants(self)
+        #: The properties that are the same on every resource of the page, and their JSON.
+        self.same = _constants(self)
+        self.constants = dumps(self.same)[1:-1]
         wanted = self.properties
-        self.own = [(n, b) for n, b in _OWN if wanted is None or n in wanted]
+        self.own = [(n, b) for n, b in OWN if wanted is None or n in wanted]
 
     def runs_jobs_in(self, source_key: str) -> bool:
         """``canRunJob`` of the resources of a source (looked up once per source)."""
@@ -187,9 +189,9 @@ def _stage_facts(stages: Sequence[Mapping[str, Any]]) -> tuple[str | None, int]:
     return run_id, processed or 0
 
 
-def _constants(ctx: Shaping) -> bytes:
-    """The properties that are the same on every resource of the caller's page, as the JSON
-    members they are written as (no braces), serialised once per page."""
+def _constants(ctx: Shaping) -> dict[str, Any]:
+    """The properties that are the same on every resource of the caller's page (those asked
+    for), worked out (and serialised: ``Shaping.constants``) once per page."""
     steward, analyst = ctx.steward, ctx.analyst
     same = {
         "type": "dataresource", "restricted": [], "viewAble": [], "updateable": ctx.updateable,
@@ -210,7 +212,7 @@ def _constants(ctx: Shaping) -> bytes:
     }
     if ctx.properties is not None:
         same = {k: v for k, v in same.items() if k in ctx.properties}
-    return dumps(same)[1:-1]
+    return same
 
 
 def resource_out(row: Mapping[str, Any], ctx: Shaping) -> orjson.Fragment:
@@ -218,7 +220,7 @@ def resource_out(row: Mapping[str, Any], ctx: Shaping) -> orjson.Fragment:
 
     Three parts are joined as text: the row's own properties, built by the database
     (``store.resources.WIRE_COLUMNS``); the page's constants (:func:`_constants`, once per
-    page); and the properties of :data:`_OWN`, encoded per row (only those asked for). The
+    page); and the properties of :data:`OWN`, encoded per row (only those asked for). The
     result is an :class:`orjson.Fragment` that the answer's encoder copies as it is.
     """
     if ctx.minimal:
@@ -340,7 +342,7 @@ def _source_details(row: Mapping[str, Any], ctx: Shaping) -> dict[str, Any]:
 #: The properties built per row in Python, in the order they are sent, each from the row and
 #: the page's :class:`Shaping`. A page asking for some ``properties`` builds only those
 #: (``Shaping.own``); what the database builds is in ``store.resources.WIRE_COLUMNS``.
-_OWN: tuple[tuple[str, Any], ...] = (
+OWN: tuple[tuple[str, Any], ...] = (
     ("score", lambda row, ctx: 0.0),
     ("customProperties", lambda row, ctx: ctx.custom.get(row["key"], ())),
     ("canRunJob", lambda row, ctx: ctx.runs_jobs_in(row["data_source_key"])),

@@ -41,7 +41,9 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     CursorResult,
+    Integer,
     Select,
+    String,
     Text,
     and_,
     bindparam,
@@ -253,49 +255,97 @@ def _wire_pairs(r: Any, s: Any, postgres: bool = False) -> list[tuple[str, Any, 
 WIRE_COLUMNS = tuple(name for name, _, _ in _wire_pairs(R.c, S.c))
 
 
-def _wire(dialect: str, r: Any = R.c, only: frozenset[str] | None = None) -> Any:
+def _wire_kind(expression: Any, boolean: bool) -> str:
+    affinity = expression.type._type_affinity
+    if boolean:
+        return "bool"
+    if affinity is not None and issubclass(affinity, Integer):
+        return "int"
+    if affinity is not None and issubclass(affinity, String):
+        return "string"
+    return "json"
+
+
+#: What each of :data:`WIRE_COLUMNS` holds: ``string``, ``int``, ``bool`` or ``json`` (read as
+#: its JSON text from a ``separate`` read), from the type of its SQL expression.
+WIRE_KINDS: dict[str, str] = {name: _wire_kind(expression, boolean)
+                              for name, expression, boolean in _wire_pairs(R.c, S.c)}
+
+
+#: What a wire property read as a column of its own is labelled (``separate`` reads).
+WIRE_LABEL = "wire:"
+#: The wire properties the database writes as JSON (read as their JSON text when separate).
+WIRE_JSON = frozenset(name for name, kind in WIRE_KINDS.items() if kind == "json")
+
+
+def _wire(dialect: str, r: Any = R.c, only: frozenset[str] | None = None,
+          separate: bool = False) -> list[Any]:
     """The JSON text of a row's own wire properties (``wire``), built by the database: a page
     of resources reaches Python as one string each instead of some forty values each.
+
+    ``separate``: each property as a column of its own instead (labelled
+    :data:`WIRE_LABEL` + its name; booleans as the database reads them, JSON as its text), for
+    answers built a column at a time (the Arrow layout of a metadata page).
 
     SQLite's json_object takes at most 63 pairs (127 arguments) and writes 0/1 for booleans
     unless told they are JSON; PostgreSQL's json_build_object takes at most 50 pairs.
     """
     postgres = dialect == "postgresql"
+    pairs = [(name, expression, boolean) for name, expression, boolean
+             in _wire_pairs(r, S.c, postgres) if only is None or name in only]
+    if separate:
+        return [(cast(expression, Text) if name in WIRE_JSON else expression)
+                .label(WIRE_LABEL + name) for name, expression, _ in pairs]
     args: list[Any] = []
-    for name, expression, boolean in _wire_pairs(r, S.c, postgres):
-        if only is not None and name not in only:
-            continue
+    for name, expression, boolean in pairs:
         args.append(literal_column(f"'{name}'"))
         if boolean and not postgres:
             expression = func.json(case((expression, "true"), else_="false"))
         args.append(expression)
     built = func.json_build_object(*args) if postgres else func.json_object(*args)
-    return cast(built, Text).label("wire")
+    return [cast(built, Text).label("wire")]
 
 
 def read_query(
-    conn: Connection, names: Sequence[str] | None = None, only: frozenset[str] | None = None
+    conn: Connection, names: Sequence[str] | None = None, only: frozenset[str] | None = None,
+    separate: bool = False,
 ) -> Select[Any]:
     """The read of resource rows as the wire form is built from (with their source and their
     ``wire`` JSON), for other families to narrow and to read with :func:`rows_of`: all the
-    resource columns or those ``names``, all the wire properties or those ``only``."""
-    return _read_query(conn.dialect.name, None if names is None else tuple(names), only)
+    resource columns or those ``names``, all the wire properties or those ``only``
+    (``separate``: as columns of their own, see :func:`_wire`)."""
+    return _read_query(conn.dialect.name, None if names is None else tuple(names), only,
+                       separate)
 
 
 @functools.lru_cache(maxsize=128)  # bounded: ``only`` comes from the callers' requests
 def _read_query(dialect: str, names: tuple[str, ...] | None,
-                only: frozenset[str] | None) -> Select[Any]:
+                only: frozenset[str] | None, separate: bool) -> Select[Any]:
     # Built once per shape: its forty JSON pairs cost more to build than a read of one
     # resource (a Select is immutable; each caller narrows a copy).
-    return (select(*_columns(None, names), *_SOURCE_COLUMNS, _wire(dialect, only=only))
+    return (select(*_columns(None, names), *_SOURCE_COLUMNS,
+                   *_wire(dialect, only=only, separate=separate))
             .join(S, S.c.key == R.c.data_source_key))
 
 
 def rows_of(result: CursorResult[Any]) -> list[dict[str, Any]]:
-    """The rows of a resource read as dicts, their JSON columns decoded in bulk."""
+    """The rows of a resource read as dicts, their JSON columns decoded in bulk.
+
+    A ``separate`` read's wire properties are not put in the dict one by one: they are the
+    tuple ``wire`` (in the order of :data:`WIRE_COLUMNS`), which the Arrow layout turns into
+    columns in one step.
+    """
     names = list(result.keys())
-    # zip over the keys read once: a RowMapping per row costs more than the query.
-    rows = [dict(zip(names, row, strict=True)) for row in result]
+    fetched = result.all()
+    separate = [i for i, name in enumerate(names) if name.startswith(WIRE_LABEL)]
+    if separate:
+        # Selected last (read_query), so a row splits in two.
+        first = separate[0]
+        plain = [*names[:first], "wire"]
+        rows = [dict(zip(plain, (*row[:first], row[first:]), strict=True)) for row in fetched]
+    else:
+        # zip over the keys read once: a RowMapping per row costs more than the query.
+        rows = [dict(zip(names, row, strict=True)) for row in fetched]
     for column in JSON_COLUMNS:
         if rows and column in rows[0]:
             for row, value in zip(rows, loads_many([r[column] for r in rows]), strict=True):
@@ -370,6 +420,8 @@ class MetadataQuery:
     after: tuple[str, str, str] | None = None
     #: The wire properties asked for (None: all of them).
     properties: frozenset[str] | None = None
+    #: Each wire property read as a column of its own (:func:`_wire`'s ``separate``).
+    separate: bool = False
 
 
 def _filter(prop: str, values: list[str]) -> ColumnElement[bool]:
@@ -439,7 +491,8 @@ def query_page(
     size = query.size if limit is None else limit
     on_resources, on_sources = _conditions(conn, vis, query)
     if query.after is None and query.start:
-        page = (read_query(conn, shaped_columns(query.properties), query.properties)
+        page = (read_query(conn, shaped_columns(query.properties), query.properties,
+                           query.separate)
                 .where(*on_resources, *on_sources)
                 .order_by(*_order(conn))
                 .offset(query.start).limit(size))
@@ -449,7 +502,8 @@ def query_page(
     if query.after is not None:
         name_after, source_key, path_after = query.after
         # The rest of the last row's source: one range of the (source, path) index.
-        rest = (read_query(conn, shaped_columns(query.properties), query.properties)
+        rest = (read_query(conn, shaped_columns(query.properties), query.properties,
+                           query.separate)
                 .where(R.c.data_source_key == source_key,
                        code_points(conn, R.c.path) > path_after, *on_resources, *on_sources)
                 .order_by(code_points(conn, R.c.path)).limit(size))
@@ -457,14 +511,14 @@ def query_page(
     if len(rows) < size:
         rows += rows_of(conn.execute(
             _later_sources(conn, on_resources, on_sources, name_after, size - len(rows),
-                           query.properties)))
+                           query.properties, query.separate)))
     return rows
 
 
 def _later_sources(
     conn: Connection, on_resources: list[ColumnElement[bool]],
     on_sources: list[ColumnElement[bool]], name_after: str | None, size: int,
-    properties: frozenset[str] | None = None,
+    properties: frozenset[str] | None = None, separate: bool = False,
 ) -> Select[Any]:
     """The first ``size`` matching resources of the sources named after ``name_after``."""
     named = list(on_sources)
@@ -473,7 +527,7 @@ def _later_sources(
     if conn.dialect.name != "postgresql":
         # SQLite walks the sources by name and each source's paths by its index, and stops
         # at the limit: no sort.
-        return (read_query(conn, shaped_columns(properties), properties)
+        return (read_query(conn, shaped_columns(properties), properties, separate)
                 .where(*on_resources, *named)
                 .order_by(S.c.name_fold, R.c.path).limit(size))
     # PostgreSQL would sort every later resource for the limit: take at most ``size`` of each
@@ -481,7 +535,7 @@ def _later_sources(
     each = (select(R).where(R.c.data_source_key == S.c.key, *on_resources)
             .order_by(R.c.path.collate("C")).limit(size).lateral("page"))
     return (select(*_columns(each, shaped_columns(properties)), *_SOURCE_COLUMNS,
-                   _wire(conn.dialect.name, each.c, properties))
+                   *_wire(conn.dialect.name, each.c, properties, separate))
             .select_from(S).join(each, true()).where(*named)
             .order_by(S.c.name_fold.collate("C"), each.c.path.collate("C")).limit(size))
 
