@@ -14,13 +14,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import Connection, select, text, update
+from sqlalchemy import Connection, Text, cast, insert, select, text, update
+from sqlalchemy.exc import IntegrityError
 
-from catalog_nb.server.profiling import FieldProfile, ResourceProfile, build_sketch
+from catalog_nb.server.profiling import DataType, FieldProfile, ResourceProfile, build_sketch
 from catalog_nb.server.search.query import parse_basic
-from catalog_nb.server.store import Store, ingest
+from catalog_nb.server.store import Store, bulk_insert, ingest
 from catalog_nb.server.store import search as search_store
 from catalog_nb.server.store.facet_cells import folded as facet_cells_rows
 from catalog_nb.server.store.schema import (
@@ -236,3 +238,111 @@ def test_a_path_given_twice_is_refused(store: Store) -> None:
     source = create_source(store)
     with store.write() as conn, pytest.raises(ValueError, match="more than once"):
         ingest.record_profiles(conn, source, [synthetic_profile(1, 2), synthetic_profile(1, 2)])
+
+
+#: Text that COPY's text format must escape, or that looks like its NULL (``\\N``), a bound
+#: parameter or JSON: what a profiled file's names, values and messages may hold.
+AWKWARD = ["tab\there", "new\nline", "carriage\rreturn", "back\\slash", "\\N", "\\.", "NULL",
+           "", " padded ", "quote ' \" `", "comma,semi;colon|pipe", "percent %s %(x)s $1 ?",
+           "ünïcødé ß 中文 😀 \u200b", "\x01\x1f control", "{\"json\": [1, \"x\"]}", "a\\tb\\nc"]
+
+
+def _awkward_profile(index: int) -> ResourceProfile:
+    """A profile whose every text, JSON value and NULL is one COPY could get wrong."""
+    word = AWKWARD[index % len(AWKWARD)]
+    fields = [
+        FieldProfile(
+            f"{AWKWARD[(index + position) % len(AWKWARD)]} {position}",
+            (DataType.STRING, DataType.LONG, DataType.DOUBLE)[position % 3], position % 2 == 0,
+            {"min": word, "max": AWKWARD[-1 - index % len(AWKWARD)], "mean": None,
+             "nested": {word: [word, None, True, 1.5, -0.0, 2 ** 62, 1e300]},
+             "valueCount": index, "density": 1 / 3},
+            sketch=build_sketch(f"{word}{n}" for n in range(5)) if position == 0 else None)
+        for position in range(3)
+    ]
+    path = f"awkward/{index:03d} {word}.csv"
+    return ResourceProfile(
+        path=path, name=f"{word} {index}", file_format="csv",
+        separator=("\t", ",", "\\", None)[index % 4], header=index % 2 == 0,
+        encoding=None if index % 3 else "utf-8", row_count=index, resource_size=None,
+        fields=fields, created_ms=None, modified_ms=1_700_000_000_000 + index,
+        extra={"warnings": [word, None], "databaseName": word or None, "n": index},
+    )
+
+
+def _raw_json(conn: Connection, names: dict[str, str]) -> list[str]:
+    """The JSON columns as the database holds their text (not decoded), and which are NULL."""
+    F, R = resource_fields, data_resources
+    rows = [repr((names[str(key)], name, props, sketch, sketch_null))
+            for key, name, props, sketch, sketch_null in conn.execute(select(
+                F.c.resource_key, F.c.name, cast(F.c.properties, Text), cast(F.c.sketch, Text),
+                F.c.sketch.is_(None)))]
+    rows += [repr((path, extra)) for path, extra in conn.execute(
+        select(R.c.path, cast(R.c.extra, Text)))]
+    return sorted(rows)
+
+
+def test_many_awkward_rows_are_written_as_one_by_one_writes_them(
+        two_stores: tuple[Store, Store]) -> None:
+    """Enough rows at once that PostgreSQL takes them by COPY (bulk_insert) in every table
+    the batch writes, failed profiles (columns left to their defaults) included."""
+    one, batch = two_stores
+    source_one, source_batch = create_source(one), create_source(batch)
+    many = bulk_insert.COPY_FROM + 8
+    failing = [dataclasses.replace(_awkward_profile(i), fields=[]).fail(AWKWARD[i % len(AWKWARD)])
+               for i in range(many, 2 * many)]
+    profiles = [*(_awkward_profile(i) for i in range(many)), *failing]
+    _record_one_by_one(one, source_one, profiles)
+    with batch.write() as conn:
+        ingest.record_profiles(conn, source_batch, profiles, run_id="run")
+    _compare(one, batch)
+    raw = []
+    for store in (one, batch):
+        with store.read() as conn:
+            names = {str(k): str(p) for k, p in conn.execute(
+                select(data_resources.c.key, data_resources.c.path))}
+            raw.append(_raw_json(conn, names))
+    assert raw[0] == raw[1]
+    assert len(raw[0]) == 3 * many + 2 * many  # three fields each, and the resources
+
+
+def _field_row(n: int, word: str) -> dict[str, Any]:
+    return {"name": f"{word} {n}", "position": n, "display_name": None if n % 2 else word,
+            "description": word, "comment": None, "data_type": word, "nullable": n % 3 == 0,
+            "properties": {word: [word, None, n, 0.1, {"": False}]},
+            "sketch": None if n % 2 else {"k": word}}
+
+
+def test_bulk_insert_writes_what_the_insert_writes(store: Store) -> None:
+    """The same rows through ``insert_rows`` (COPY on PostgreSQL) and an executemany INSERT,
+    compared as the database holds them (JSON as text)."""
+    source = create_source(store)
+    F = resource_fields
+    with store.write() as conn:
+        keys = [o.key for o in ingest.record_profiles(conn, source, [
+            dataclasses.replace(synthetic_profile(i, 0), fields=[]) for i in range(2)])]
+        rows = [_field_row(n, AWKWARD[n % len(AWKWARD)]) for n in range(bulk_insert.COPY_FROM)]
+        conn.execute(insert(F), [{"resource_key": keys[0], **row} for row in rows])
+        bulk_insert.insert_rows(conn, F, [{"resource_key": keys[1], **row} for row in rows])
+        written = {key: sorted(repr(tuple(row)) for row in conn.execute(
+            select(*(cast(c, Text) if c.name in ("properties", "sketch") else c
+                     for c in F.c if c.name != "resource_key"),
+                   F.c.sketch.is_(None)).where(F.c.resource_key == key)))
+            for key in keys}
+    assert written[keys[0]] == written[keys[1]]
+    assert len(written[keys[0]]) == bulk_insert.COPY_FROM
+
+
+def test_a_bulk_insert_fails_as_the_insert_fails(store: Store) -> None:
+    """A violated constraint raises SQLAlchemy's IntegrityError whichever way the rows went
+    (the store and its callers tell errors apart by SQLAlchemy's classes)."""
+    source = create_source(store)
+    with store.write() as conn:
+        key = ingest.record_profiles(conn, source, [
+            dataclasses.replace(synthetic_profile(1, 0), fields=[])])[0].key
+        rows = [{"resource_key": key, **_field_row(n, "x")} for n in range(bulk_insert.COPY_FROM)]
+        bulk_insert.insert_rows(conn, resource_fields, rows[:1])
+    with pytest.raises(IntegrityError), store.write() as conn:
+        bulk_insert.insert_rows(conn, resource_fields, rows)
+    with store.read() as conn:  # the failed write left nothing behind
+        assert conn.execute(select(resource_fields.c.name)).scalars().all() == ["x 0"]

@@ -222,6 +222,16 @@ def test_cells_follow_annotations_and_custom_values(world: World) -> None:
     check(world)
 
 
+def test_keyword_counts_read_back_any_owner(world: World) -> None:
+    """A keyword search reads each match's coordinates back from one JSON text per match
+    (``facet_cells._tail``): quotes, backslashes and characters beyond ASCII come back as
+    they were written."""
+    lake = world.lake
+    put(world.admin, lake.keys["orders.csv"], {"owner": 'o\'"brien \\ \u00fc \U0001f600 [1, 2]'})
+    put(world.admin, lake.keys["customers.csv"], {"owner": "null"})
+    check(world)
+
+
 def test_cells_follow_profiles_and_missing_resources(world: World) -> None:
     lake, store = world.lake, world.server.store
     root = world.folder / "one"

@@ -42,12 +42,14 @@ import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
     Float,
+    Text,
     and_,
     cast,
     delete,
@@ -60,6 +62,7 @@ from sqlalchemy.sql import FromClause
 
 from catalog_nb.server.search import facets as F
 from catalog_nb.server.security import Visibility
+from catalog_nb.server.store import bulk_insert
 from catalog_nb.server.store import folders as folder_store
 from catalog_nb.server.store.common import chunks
 from catalog_nb.server.store.facets import FacetContext, MaskSums, Ranking, search_pass
@@ -190,10 +193,10 @@ def update(conn: Connection, keys: Sequence[str], current: Mapping[str, State]) 
                 "derived": json.dumps(sorted(current[key][1]))}
                for key in changed if key in current]
     if members:
-        conn.execute(insert(M), members)
+        bulk_insert.insert_rows(conn, M, members)
     rows = [_row(f, c, place, n) for (f, c, place), n in delta.items() if n]
     if rows:
-        conn.execute(insert(C), rows)
+        bulk_insert.insert_rows(conn, C, rows)
         top = int(conn.execute(select(func.max(C.c.cell_id))).scalar_one() or 0)
         if top // COMPACT_EVERY != (top - len(rows)) // COMPACT_EVERY:
             compact(conn)
@@ -210,7 +213,7 @@ def write_documents(
              **current[key][0]._asdict(), "derived": json.dumps(sorted(current[key][1]))}
             for doc_id, key in documents.items() if key in current]
     if rows:
-        conn.execute(insert(D), rows)
+        bulk_insert.insert_rows(conn, D, rows)
 
 
 def drop_documents(conn: Connection, doc_ids: Sequence[int]) -> None:
@@ -530,6 +533,32 @@ def _count_rest(
     return matches
 
 
+def _tail(conn: Connection) -> Any:
+    """A document's coordinates but its day of change, and its derived categories, as one JSON
+    text: matches with the same one count alike (the day aside), and each distinct text is
+    read once, instead of eight values per match."""
+    # The day is the last coordinate: keyword_counts appends it to the values read back.
+    columns = [*(D.c[c] for c in COLUMNS[:-1]), D.c.derived]
+    if conn.dialect.name == "postgresql":
+        return cast(func.json_build_array(*columns), Text)
+    return func.json_array(*columns, type_=Text)
+
+
+@dataclass(slots=True)
+class _Group:
+    """Matches of :func:`keyword_counts` counted alike: where they are counted, their derived
+    categories, whether they pass every selection, and how many there are."""
+
+    place: Coordinates
+    derived: frozenset[tuple[str, str]]
+    full: bool
+    n: int = 0
+
+
+#: A (tail, day) of :func:`keyword_counts` not seen yet.
+_UNSEEN: Any = object()
+
+
 def keyword_counts(
     conn: Connection, vis: Visibility, ctx: FacetContext,
     selections: Mapping[str, Sequence[str]], chosen: Mapping[str, ColumnElement[bool]],
@@ -544,62 +573,92 @@ def keyword_counts(
     coordinates and derived categories are read from its document's facet row
     (``search_document_facets``: a narrow row, found by the integer key the full-text match
     gives) instead of the wide resource row (by text key) and a probe of the facet values per
-    match; matches counted alike make one cell (:func:`_from_cells`). What the cells cannot
-    give exactly is counted per resource, as :func:`counts` does, over ``where`` and
-    ``source`` (the search's) and ordered by ``ranking``."""
+    match; matches counted alike make one cell (:func:`_from_cells`). The coordinates come as
+    one JSON text per match (:func:`_tail`) and its day: a group is worked out once per
+    distinct pair, so that per match only its group is looked up, counted, and the match kept
+    for the ordering when the group passes every selection. What the cells cannot give
+    exactly is counted per resource, as :func:`counts` does, over ``where`` and ``source``
+    (the search's) and ordered by ``ranking``."""
     if not answerable(ctx, selections):
         return None
     # The score as the one-pass statement reads it (PostgreSQL's ts_rank is a real, which that
     # statement's UNION makes a double precision): equal scores then order alike.
     score = cast(ranked.c.score, Float)
-    query = (select(D.c.resource_key, score, D.c.name, *(D.c[c] for c in COLUMNS), D.c.derived)
+    query = (select(D.c.resource_key, score, D.c.name, _tail(conn), D.c.change_day)
              .select_from(ranked.join(D, D.c.doc_id == ranked.c.doc_id)))
     skipped = boundary_days(ctx.now)
     names = {str(k): str(n) for k, n in conn.execute(
         select(data_sources.c.key, data_sources.c.name)).all()}
-    # Matches counted alike make one group: the same coordinates and derived categories, the
-    # day of change standing for its lastModified range only (away from the boundary days, the
-    # range is all a day tells): the first day seen in a range stands for every day in it.
-    # Rows are grouped as they come first: per row, the least work.
-    by_tail: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
-    for row in conn.execute(query).all():
-        by_tail[row[3:]].append(row)
-    first_in_range: dict[str, int] = {}
-    groups: dict[tuple[Coordinates, str], list[Any]] = defaultdict(list)
-    boundary = False
-    for (*values, derived), found in by_tail.items():
-        place = Coordinates(*values)
-        if place.change_day is not None:
-            if place.change_day in skipped:
-                boundary = True
-                continue
-            place = place._replace(change_day=first_in_range.setdefault(
-                _age(place.change_day, ctx.now), place.change_day))
-        if vis.sees_source(place.data_source_key):
-            groups[(place, str(derived))].extend(found)
-    cells: Counter[tuple[str, str, Coordinates]] = Counter()
-    held: dict[str, frozenset[tuple[str, str]]] = {}
-    for (place, derived), found in groups.items():
-        pairs = held.get(derived)
-        if pairs is None:
-            pairs = held[derived] = frozenset((str(f), str(c)) for f, c in json.loads(derived))
-        for cell in _cells((place, pairs)):
-            cells[cell] += len(found)
-    counted = _from_cells(dict(cells), ctx, selections, names, skipped)
     bits = {name: 1 << i for i, name in enumerate(selections)}
     full = (1 << len(selections)) - 1
     derived_chosen = [(bits[n], (str(ctx.facets[n].stored), str(c[0])))
                       for n, c in selections.items() if ctx.facets[n].kind == "derived"]
+    first_in_range: dict[str, int] = {}
     masks: dict[Coordinates, int] = {}
+    held: dict[str, frozenset[tuple[str, str]]] = {}
+    tails: dict[str, tuple[list[Any], frozenset[tuple[str, str]], int] | None] = {}
+    boundary = False
+
+    def read(tail: str) -> tuple[list[Any], frozenset[tuple[str, str]], int] | None:
+        """A tail's coordinates (the day aside), derived categories and the bits of the
+        derived selections they pass; None when its source is not seen whole."""
+        *values, derived = json.loads(tail)
+        if not vis.sees_source(str(values[0])):
+            return None
+        pairs = held.get(derived)
+        if pairs is None:
+            pairs = held[derived] = frozenset((str(f), str(c)) for f, c in json.loads(derived))
+        return values, pairs, sum(bit for bit, pair in derived_chosen if pair in pairs)
+
+    days: dict[int, int | None] = {}
+    alike: dict[tuple[str, int | None], _Group | None] = {}
+
+    def group(tail: str, day: int | None) -> _Group | None:
+        """The group of the matches with this tail and day; None for those the cells leave
+        to :func:`_count_rest` (changed on a boundary day) or that are not counted (their
+        source is not seen whole)."""
+        nonlocal boundary
+        if day is not None:
+            if day not in days:
+                # Away from the boundary days, the lastModified range is all a day tells: the
+                # first day seen in a range stands for every day in it (their cells make one).
+                days[day] = None if day in skipped else first_in_range.setdefault(
+                    _age(day, ctx.now), day)
+            if days[day] is None:
+                boundary = True
+                return None
+            day = days[day]
+        if (tail, day) in alike:
+            return alike[(tail, day)]
+        found: _Group | None = None
+        known = tails[tail] = tails[tail] if tail in tails else read(tail)
+        if known is not None:
+            values, pairs, derived_bits = known
+            place = Coordinates._make([*values, day])
+            mask = masks.get(place)
+            if mask is None:
+                mask = masks[place] = _mask(place, ctx, selections, bits, names)
+            found = _Group(place, pairs, mask | derived_bits == full)
+        alike[(tail, day)] = found
+        return found
+
+    # Per match, the least work (a few thousand matches per search).
+    groups: dict[tuple[str, int | None], _Group | None] = {}
     ranked_matches: list[tuple[float, str, str]] = []
-    for (place, derived), found in groups.items():
-        mask = masks.get(place)
-        if mask is None:
-            mask = masks[place] = _mask(place, ctx, selections, bits, names)
-        mask |= sum(bit for bit, pair in derived_chosen if pair in held[derived])
-        if mask == full:
-            ranked_matches.extend((-float(row[1] or 0.0), str(row[2]), str(row[0]))
-                                  for row in found)
+    for key, found_score, name, tail, day in conn.execute(query).all():
+        found = groups.get((tail, day), _UNSEEN)
+        if found is _UNSEEN:
+            found = groups[(tail, day)] = group(tail, day)
+        if found is not None:
+            found.n += 1
+            if found.full:
+                ranked_matches.append((-float(found_score or 0.0), name, key))
+    cells: Counter[tuple[str, str, Coordinates]] = Counter()
+    for found in alike.values():
+        if found is not None:
+            for cell in _cells((found.place, found.derived)):
+                cells[cell] += found.n
+    counted = _from_cells(dict(cells), ctx, selections, names, skipped)
     rest = _count_rest(conn, vis, ctx, chosen, counted, boundary=boundary, where=where,
                        source=source, ranking=ranking)
     if rest:

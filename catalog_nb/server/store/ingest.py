@@ -13,13 +13,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, delete, insert, or_, select, update
+from sqlalchemy import (
+    Connection,
+    Text,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.dialects import postgresql
 
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.profiling.model import ResourceProfile, ResourceState
 from catalog_nb.server.profiling.sketch import SKETCH_VERSION, VALUE_HASHES_SINCE
 from catalog_nb.server.search.facets import NO_SENSITIVITY
-from catalog_nb.server.store import search, staging
+from catalog_nb.server.store import bulk_insert, search, staging
 from catalog_nb.server.store.common import chunks, new_key, now_ms
 from catalog_nb.server.store.schema import data_resources, resource_fields
 
@@ -235,8 +248,9 @@ def record_profiles(
     """Write many profiles of one source in the caller's transaction: the rows
     :func:`record_profile` writes for each (the same functions build them), with a few
     set-based statements per :data:`~catalog_nb.server.store.common.IN_CHUNK` resources
-    instead of a dozen per resource. The bulk fixture of the benchmarks writes 100,000 resources
-    this way in well under a minute.
+    instead of a dozen per resource, the large inserts by COPY on PostgreSQL
+    (:mod:`~catalog_nb.server.store.bulk_insert`). The bulk fixture of the benchmarks writes
+    100,000 resources this way in under a minute.
 
     Wide profiles (:func:`staging.is_wide`) belong to :func:`record_profile` with a staging;
     a path given twice is refused (ValueError): which of the two would win is not defined.
@@ -245,11 +259,8 @@ def record_profiles(
     if len(set(paths)) != len(paths):
         raise ValueError("record_profiles: a path is given more than once")
     now = now_ms()
-    stored: dict[str, dict[str, Any]] = {}
+    stored = _stored(conn, source_key, paths)
     R = data_resources
-    for chunk in chunks(paths):
-        query = select(R).where(R.c.data_source_key == source_key, R.c.path.in_(chunk))
-        stored.update((str(row["path"]), dict(row)) for row in conn.execute(query).mappings())
     outcomes: list[Outcome] = []
     inserts: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
@@ -264,7 +275,7 @@ def record_profiles(
             updates.append({"_key": current["key"], **values, "changed_ms": now})
             outcomes.append(Outcome(str(current["key"]), False))
     for group in _same_columns(inserts):
-        conn.execute(insert(R), group)
+        bulk_insert.insert_rows(conn, R, group)
     for group in _same_columns(updates):
         # Bound names must differ from the column names an UPDATE sets.
         columns = [c for c in group[0] if c != "_key"]
@@ -280,10 +291,34 @@ def record_profiles(
         conn.execute(delete(resource_fields).where(resource_fields.c.resource_key.in_(chunk)))
     field_rows = [row for key, profile in profiled
                   for row in _field_rows(key, profile, people.get(key, {}))]
-    if field_rows:
-        conn.execute(insert(resource_fields), field_rows)
+    bulk_insert.insert_rows(conn, resource_fields, field_rows)
     search.refresh(conn, [o.key for o in outcomes])
     return outcomes
+
+
+def _stored(conn: Connection, source_key: str, paths: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The stored rows of the source's resources at these paths, by path."""
+    R = data_resources
+    stored: dict[str, dict[str, Any]] = {}
+    for chunk in chunks(paths):
+        if conn.dialect.name == "postgresql":
+            # One probe of the unique (source, path) index per path, whatever the planner's
+            # statistics say. Given "source = ? AND path IN (...)" while a large job fills a
+            # table never analysed, it read every resource of the source through the source's
+            # index and compared each with every path of the list (a generic plan's IN list is
+            # not hashed): half a second a statement at 100,000 resources.
+            wanted = (func.unnest(bindparam(None, list(chunk), type_=postgresql.ARRAY(Text)))
+                      .table_valued("path").render_derived(name="wanted"))
+            # LIMIT keeps the subquery a lateral probe, never flattened into a join the planner
+            # may hash (the unique constraint makes it exact).
+            found = (select(R).where(R.c.data_source_key == source_key,
+                                     R.c.path == wanted.c.path)
+                     .limit(1).lateral("found"))
+            query = select(found).select_from(wanted.join(found, true()))
+        else:
+            query = select(R).where(R.c.data_source_key == source_key, R.c.path.in_(chunk))
+        stored.update((str(row["path"]), dict(row)) for row in conn.execute(query).mappings())
+    return stored
 
 
 def _failed(profile: ResourceProfile) -> bool:

@@ -65,7 +65,7 @@ from catalog_nb.server.search.query import (
     pure_conjunction,
 )
 from catalog_nb.server.security import Visibility
-from catalog_nb.server.store import facet_cells
+from catalog_nb.server.store import bulk_insert, facet_cells
 from catalog_nb.server.store.common import chunks, code_points, new_key, now_ms
 from catalog_nb.server.store.facets import (
     FacetContext,
@@ -229,9 +229,9 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
             r.data_source_key, r.resource_type, r.file_format, r.owner, held[1],
             r.resource_size, held[0], r.time_of_resource_change), frozenset(facets[r.key]))
     facet_cells.update(conn, keys, counted)
-    conn.execute(insert(DOC), documents)
+    bulk_insert.insert_rows(conn, DOC, documents)
     if values:
-        conn.execute(insert(FV), values)
+        bulk_insert.insert_rows(conn, FV, values)
     if columns:  # most refreshes change neither (a new resource's row was written with them)
         conn.execute(
             update(R).where(R.c.key == bindparam("_key"))
