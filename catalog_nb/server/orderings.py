@@ -9,7 +9,9 @@ one before, 21 ms to 370 ms over 30 searches, the orderings taking 87 % of the p
 they take turns on one thread, and an ordering still waiting when its session starts another
 facet-only search is skipped: the session's newer search is the one its pages will ask for, and
 the store already marks the older one as left to the page that asks for it
-(``store.search.DEFERRED``).
+(``store.search.DEFERRED``). An ordering that was running by then does not store what it found
+(:meth:`Orderings.superseded`): the write would hold the store's write lock, on SQLite, while
+the session's next search waits to save its result.
 
 Example::
 
@@ -54,7 +56,7 @@ class Orderings:
     def __init__(self, idle_seconds: float = IDLE_SECONDS) -> None:
         self.idle_seconds = idle_seconds
         self._jobs: deque[_Job] = deque()
-        #: The key of each session's latest job (until that job's turn).
+        #: The key of each session's latest job (until that job has run).
         self._latest: dict[str, str] = {}
         self._cond = threading.Condition()
         self._worker: threading.Thread | None = None
@@ -71,6 +73,12 @@ class Orderings:
                 self._worker.start()
             self._cond.notify()
 
+    def superseded(self, session: str, key: str) -> bool:
+        """Whether ``session`` submitted another ordering after ``key``'s: asked by a running
+        ordering before it stores its work, which the session's pages will not ask for."""
+        with self._cond:
+            return self._latest.get(session) != key
+
     def pending(self) -> int:
         """How many orderings wait for their turn."""
         with self._cond:
@@ -86,10 +94,12 @@ class Orderings:
                 self._worker = None
                 return None
             job = self._jobs.popleft()
-            runs = self._latest.get(job.session) == job.key
-            if runs:
+            return job, self._latest.get(job.session) == job.key
+
+    def _done(self, job: _Job) -> None:
+        with self._cond:
+            if self._latest.get(job.session) == job.key:
                 del self._latest[job.session]
-            return job, runs
 
     def _work(self) -> None:
         with suppress(AttributeError, OSError):
@@ -100,3 +110,5 @@ class Orderings:
                 (job.run if runs else job.skip)()
             except Exception:
                 log.exception("the ordering of search %s failed", job.key)
+            finally:
+                self._done(job)

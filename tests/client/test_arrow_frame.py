@@ -18,8 +18,8 @@ import requests
 from catalog_nb import contract
 from catalog_nb.client import Catalog, CatalogError, TruncatedResultWarning, connect
 from catalog_nb.client.arrow_frame import decode_page
-from catalog_nb.demo.lake import build_lake, lake_sources
 from tests.client.mocks import LIVE_PASSWORD
+from tests.client.relation_lake import profiled_catalog
 from tests.server.lake import profile_many
 
 #: One custom property of each type, and the values the lake's resources get.
@@ -56,13 +56,7 @@ MANY = 1_200
 @pytest.fixture(scope="module")
 def cat(make_server: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
         ) -> Iterator[Catalog]:
-    root = tmp_path_factory.mktemp("arrow-lake")
-    build_lake(root / "acme", scale=0.05)
-    server = make_server(data_roots=[root])
-    cat = connect(server.url, server.admin_user, server.admin_password, progress=False)
-    for source in lake_sources(root / "acme"):
-        cat.create_source(source["name"], source["uri"], source["sourceType"])
-        cat.profile(source["name"], timeout=300, poll_interval=0.05)
+    cat, _, server = profiled_catalog(make_server, tmp_path_factory, "arrow-lake")
     # After the profiling: its join discovery would read these generated fields (no sketches).
     profile_many(server.store, "many", MANY, fields=1)
     paths = {"crm/customers.csv": "demo_files", "sales.orders": "demo_sql"}

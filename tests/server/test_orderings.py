@@ -94,3 +94,25 @@ def test_the_thread_ends_when_idle_and_starts_again() -> None:
     orderings.submit("a", "a2", run=again.job("a2", last=True), skip=again.job("skip a2"))
     assert again.finished.wait(30)
     assert again.done == ["a2"]
+
+
+def test_a_running_ordering_learns_its_session_searched_again() -> None:
+    orderings = Orderings()
+    running, release, seen = threading.Event(), threading.Event(), Recorder()
+    answers: list[bool] = []
+
+    def first() -> None:
+        running.set()
+        release.wait(30)
+        answers.append(orderings.superseded("a", "a1"))
+
+    orderings.submit("a", "a1", run=first, skip=seen.job("skip a1"))
+    assert running.wait(30)
+    assert not orderings.superseded("a", "a1")
+    orderings.submit("b", "b1", run=seen.job("run b1"), skip=seen.job("skip b1"))
+    assert not orderings.superseded("a", "a1")  # another session's search changes nothing
+    orderings.submit("a", "a2", run=seen.job("run a2", last=True), skip=seen.job("skip a2"))
+    assert orderings.superseded("a", "a1") and not orderings.superseded("a", "a2")
+    release.set()
+    assert seen.finished.wait(30)
+    assert answers == [True] and seen.done == ["run b1", "run a2"]

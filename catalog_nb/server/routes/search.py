@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
@@ -166,9 +167,11 @@ def _run(
         # On the ordering thread, not in a task run after the answer is sent: the held read
         # must end even when sending fails.
         try:
+            token = str(caller.token)
             orderings.submit(
-                str(caller.token), key, skip=held.close,
-                run=lambda: _order_rest(store, held, conn, vis, ctx, plan, key))
+                token, key, skip=held.close,
+                run=lambda: _order_rest(store, held, conn, vis, ctx, plan, key,
+                                        superseded=lambda: orderings.superseded(token, key)))
         except BaseException:
             held.close()  # the result stays 'ordering': its first page orders it
             raise
@@ -179,8 +182,11 @@ def _run(
 def _order_rest(
     store: Store, held: ExitStack, conn: Connection, vis: Visibility,
     ctx: facet_store.FacetContext, plan: search_store.Plan, key: str,
+    superseded: Callable[[], bool] = lambda: False,
 ) -> None:
-    """After the answer: every match of a stored result in order, on its search's snapshot."""
+    """After the answer: every match of a stored result in order, on its search's snapshot;
+    not stored when the session searched again meanwhile (``superseded``): the result is left
+    to its pages (DEFERRED), and the session's new search does not wait for this write."""
     try:
         matches = search_store.order_all(conn, vis, ctx, plan)
     except Exception:
@@ -189,6 +195,8 @@ def _order_rest(
         return
     finally:
         held.close()
+    if superseded():
+        return
     try:
         with store.write() as w:
             search_store.complete(w, key, matches)
