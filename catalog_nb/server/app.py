@@ -35,7 +35,7 @@ from catalog_nb.server.edge import (
     service_error_response,
 )
 from catalog_nb.server.errors import ServiceError
-from catalog_nb.server.lifecycle import service
+from catalog_nb.server.lifecycle import freeze_startup_heap, service
 from catalog_nb.server.orderings import Orderings
 from catalog_nb.server.read_cache import ReadCache
 from catalog_nb.server.responses import JSONResponse
@@ -165,6 +165,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Fa
         with service(store, settings, app.state.runtime_config, run_jobs=run_jobs) as runner:
             app.state.store = store
             app.state.jobs = runner
+            freeze_startup_heap()
             yield
 
     app = FastAPI(

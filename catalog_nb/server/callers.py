@@ -10,7 +10,9 @@ for at most ``CACHE_SECONDS``; otherwise they are read again. So:
   401 on the very next request: the session row itself is read every time;
 * a role removed, a grant changed, a user deleted takes effect on the very next request in every
   process sharing the store: the generation moved, the cached roles are not used;
-* a request whose caller is cached costs one statement to authenticate, and no transaction.
+* a request whose caller is cached costs one statement to authenticate, and no transaction; on
+  PostgreSQL the requests of a process that arrive while one such statement is on its way share
+  the next one (``sessions.SessionReads``), which still starts after each of them arrived.
 
 Example (what ``deps.current_caller`` does)::
 

@@ -82,10 +82,23 @@ def _touch(store: Store, token: str, now: int) -> None:
         session_store.touch(conn, token, now)
 
 
+def _session_reads(app_state: Any, store: Store) -> session_store.SessionReads | None:
+    """The session reads of the application's event loop (made on first use), where its store
+    makes them together (``sessions.SessionReads.applies``)."""
+    reads: session_store.SessionReads | None = getattr(app_state, "session_reads", None)
+    if reads is not None and reads.store is store:
+        return reads
+    if not session_store.SessionReads.applies(store):
+        return None
+    reads = app_state.session_reads = session_store.SessionReads(store)
+    return reads
+
+
 async def current_caller(request: Request) -> Caller:
     """The caller of a request, from the session cookie; 401 without a live session.
 
-    One statement when the caller's identity is cached (``server.callers``), a write every
+    One statement when the caller's identity is cached (``server.callers``; on PostgreSQL one
+    for the requests arriving together, ``sessions.SessionReads``), a write every
     ``sessions.TOUCH_INTERVAL_MS`` per session to push its idle expiry back.
     """
     known: Caller | None = request.scope.get(CALLER_SCOPE_KEY)
@@ -97,7 +110,11 @@ async def current_caller(request: Request) -> Caller:
     token = request.cookies.get(SESSION_COOKIE)
     now = now_ms()
     policy = session_policy(app_state.settings)
-    if store.quick_single_reads:
+    reads = _session_reads(app_state, store)
+    if reads is not None:
+        # Read with the sessions of the requests arriving meanwhile, the loop serving others.
+        live = await reads.resolve(token, policy, now)
+    elif store.quick_single_reads:
         # On the event loop's held connection, straight through the driver.
         live = session_store.resolve_held(store, token, policy, now)
     else:

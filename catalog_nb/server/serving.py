@@ -88,7 +88,8 @@ def _log_config() -> dict[str, Any]:
 def connection_budget(settings: Settings, workers: int) -> int:
     """The most PostgreSQL connections a service of ``workers`` workers may open: each worker's
     request pool, the supervisor's own store and job runner, and each job process's pool."""
-    per_worker = settings.store_pool_size + settings.store_max_overflow + 1  # + held
+    # + the event loop's own (the held one, or on PostgreSQL sessions.SessionReads's)
+    per_worker = settings.store_pool_size + settings.store_max_overflow + 1
     runner = 2 * (settings.job_workers + 1)
     job_processes = settings.job_workers * 4
     return workers * per_worker + 2 + runner + job_processes

@@ -304,6 +304,9 @@ class Store:
         self._held = threading.local()
         self._held_all: list[Connection] = []
         self._held_lock = threading.Lock()
+        # The event loop's connection (Store.loop_connection), and the process that opened it.
+        self._loop_conn: Connection | None = None
+        self._loop_pid = 0
         # Statements of held_first, compiled for this store's dialect, and the names they are
         # prepared under on psycopg's connections (Store._libpq_first).
         self._compiled: dict[Select[Any], SQLCompiler] = {}
@@ -598,6 +601,29 @@ class Store:
             self._held_all = [c for c in self._held_all if not c.closed] + [conn]
         return conn
 
+    def loop_connection(self) -> Connection:
+        """The event loop's own connection for reads it makes without waiting for them
+        (``sessions.SessionReads``), outside any transaction; opened on first use and again in
+        a forked child, closed by :meth:`dispose`. Apart from the held connections: a read in
+        flight on it must not meet another on the same connection."""
+        conn = self._loop_conn
+        if conn is not None and self._loop_pid == os.getpid() and not conn.closed:
+            return conn
+        conn = self.engine.connect().execution_options(**self._single_options())
+        if self.dialect == "postgresql":
+            conn.exec_driver_sql(f"SET lock_timeout = {HELD_LOCK_TIMEOUT_MS}")
+        self._loop_conn, self._loop_pid = conn, os.getpid()
+        with self._held_lock:
+            self._held_all = [c for c in self._held_all if not c.closed] + [conn]
+        return conn
+
+    def drop_loop_connection(self) -> None:
+        """Close the loop's connection (after a failure on it); the next use opens another."""
+        conn, self._loop_conn = self._loop_conn, None
+        if conn is not None and self._loop_pid == os.getpid() and not conn.closed:
+            conn.invalidate()
+            conn.close()
+
     def _forget_parent(self) -> None:
         """In a forked child: drop the parent's connections without closing them (closing a
         PostgreSQL connection says goodbye on the parent's socket and ends its session)."""
@@ -605,6 +631,7 @@ class Store:
         self._held = threading.local()
         self._held_all = []
         self._held_lock = threading.Lock()
+        self._loop_conn = None
 
     @contextmanager
     def _memory_transaction(self, *, write: bool) -> Iterator[Connection]:
