@@ -31,6 +31,7 @@ from catalog_nb.server.store.schema import (
     metadata,
     resource_fields,
     search_facet_values,
+    store_generations,
     tag_associations,
     tag_domains,
     tags,
@@ -346,3 +347,24 @@ def test_a_bulk_insert_fails_as_the_insert_fails(store: Store) -> None:
         bulk_insert.insert_rows(conn, resource_fields, rows)
     with store.read() as conn:  # the failed write left nothing behind
         assert conn.execute(select(resource_fields.c.name)).scalars().all() == ["x 0"]
+
+
+def test_a_bulk_insert_alone_moves_the_catalog_generation(store: Store) -> None:
+    """Caches follow the store's generations (server/read_cache.py): a transaction whose only
+    write is a bulk insert (a COPY on PostgreSQL, past SQLAlchemy's statement events) moves
+    the catalog's as any write does."""
+    source = create_source(store)
+    with store.write() as conn:
+        key = ingest.record_profiles(conn, source, [
+            dataclasses.replace(synthetic_profile(2, 0), fields=[])])[0].key
+
+    def generation() -> int:
+        with store.read() as conn:
+            return int(conn.execute(select(store_generations.c.generation).where(
+                store_generations.c.name == "catalog")).scalar_one())
+
+    before = generation()
+    with store.write() as conn:
+        bulk_insert.insert_rows(conn, resource_fields, [
+            {"resource_key": key, **_field_row(n, "g")} for n in range(bulk_insert.COPY_FROM)])
+    assert generation() == before + 1

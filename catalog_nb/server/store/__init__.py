@@ -46,7 +46,7 @@ from catalog_nb.server.errors import StoreBusy
 from catalog_nb.server.store.migrations import migrate
 from catalog_nb.server.store.schema import UNCOUNTED_TABLES, store_generations
 
-__all__ = ["Store", "busy_error", "is_busy"]
+__all__ = ["Store", "busy_error", "is_busy", "note_change"]
 
 #: PostgreSQL SQLSTATEs meaning "try again": lock_not_available (lock_timeout), deadlock,
 #: serialization failure, too many connections.
@@ -222,6 +222,13 @@ def _count_changes(engine: Engine) -> None:
             name = found.group(1).lower() if found else None
         if name not in UNCOUNTED_TABLES:
             info[_CHANGED] = True
+
+
+def note_change(conn: Connection, table: str) -> None:
+    """Note a write to ``table`` that the driver made, past SQLAlchemy's statement events (a
+    COPY: ``store.bulk_insert``), as :func:`_count_changes` notes the others."""
+    if table not in UNCOUNTED_TABLES:
+        conn.info[_CHANGED] = True
 
 
 def _owned_by_this_process(engine: Engine) -> None:
