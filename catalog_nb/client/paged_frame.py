@@ -83,7 +83,9 @@ class PagedFrame:
         self.text = {c.name for c in self.columns if c.kind == "string"} if self.arrow else set()
         self.values: dict[str, list[Any]] = {c.name: [] for c in self.columns}
         self.count = 0
-        #: The Arrow pages read (the frame is built from those when there are any).
+        #: The layout of the pages read ("arrow" or "json"), and the Arrow pages (the frame is
+        #: built from those when the pages were Arrow).
+        self.layout: str | None = None
         self.tables: list[Any] = []
         #: The records with custom values: the only ones that can name a ``cp_`` column.
         self.customised: list[Mapping[str, Any]] = []
@@ -110,15 +112,17 @@ class PagedFrame:
         return dict(zip(self.plain, by_column, strict=True))
 
     def __call__(self, records: Sequence[Any]) -> Sequence[Any]:
+        layout = "arrow" if isinstance(records, ArrowRows) else "json"
+        if self.layout not in (None, layout):
+            raise CatalogError("The catalog answered some pages of one read as Arrow and "
+                               "others as JSON")
+        self.layout = layout
         if isinstance(records, ArrowRows):
             # An Arrow page (client/arrow_frame.py) is kept whole, its rows stood for by their
             # positions in the frame.
             self.tables.append(records.table)
             self.count += len(records)
             return range(self.count - len(records), self.count)
-        if self.tables:
-            raise CatalogError("The catalog answered some pages of one read as Arrow and "
-                               "others as JSON")
         kept = frame_records(records)
         dicts = all(type(r) is dict for r in kept)
         plain = self._plain_values(kept, dicts)
@@ -146,7 +150,7 @@ class PagedFrame:
         definitions: Sequence[Mapping[str, Any]] | None = None,
     ) -> pd.DataFrame:
         """The whole frame; ``records`` are what the pages kept, cut to the ``limit`` read."""
-        if self.tables:
+        if self.layout == "arrow":
             return resources_frame_of(self.tables, len(records), definitions)
         arrays = self.text | self.numbers
         columns: list[Column] = [_Gathered(c.name, c.kind, None, self.values[c.name])

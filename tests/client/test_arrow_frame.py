@@ -17,7 +17,8 @@ import requests
 
 from catalog_nb import contract
 from catalog_nb.client import Catalog, CatalogError, TruncatedResultWarning, connect
-from catalog_nb.client.arrow_frame import decode_page
+from catalog_nb.client.arrow_frame import ArrowRows, decode_page
+from catalog_nb.client.paged_frame import PagedFrame
 from tests.client.mocks import LIVE_PASSWORD
 from tests.client.relation_lake import profiled_catalog
 from tests.server.lake import profile_many
@@ -177,3 +178,17 @@ def test_an_unreadable_arrow_page_is_a_catalog_error(cat: Catalog) -> None:
         decode_page(response, cat.api.http.decode)
     json_page = cat.api.resource_metadata(page_size=1, decode=False)
     assert decode_page(json_page, cat.api.http.decode)["list"][0]["key"]
+
+
+def test_pages_of_both_layouts_in_one_read_are_refused(cat: Catalog) -> None:
+    def page(accept: str | None) -> Any:
+        answer = cat.api.resource_metadata(page_size=2, decode=False, accept=accept)
+        return decode_page(answer, cat.api.http.decode)["list"]
+
+    arrow, plain = page(contract.ARROW_STREAM), page(None)
+    assert isinstance(arrow, ArrowRows) and isinstance(plain, list)
+    for first, then in ((arrow, plain), (plain, arrow)):
+        paged = PagedFrame()
+        paged(first)
+        with pytest.raises(CatalogError, match="as Arrow and others as JSON"):
+            paged(then)
