@@ -43,6 +43,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import StoreBusy
+from catalog_nb.server.store import libpq
 from catalog_nb.server.store.migrations import migrate
 from catalog_nb.server.store.schema import UNCOUNTED_TABLES, store_generations
 
@@ -171,10 +172,6 @@ _PQ_TUPLES_OK = 2
 #: (by this store before a failed read).
 _PQ_DIAG_SQLSTATE = ord("C")
 _PG_DUPLICATE_PREPARED = b"42P05"
-#: PostgreSQL type oids of the columns held_first's libpq way converts: int8, int2, int4, and
-#: text, varchar, name, bpchar.
-_PG_INTEGERS = frozenset({20, 21, 23})
-_PG_TEXTS = frozenset({25, 1043, 19, 1042})
 
 #: Host names of a PostgreSQL server on this machine (``Store.quick_single_reads``).
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -571,20 +568,8 @@ class Store:
             return _NOT_RUN
         if not result.ntuples:
             return None
-        row: list[Any] = []
-        encoding = driver.info.encoding
-        for column in range(result.nfields):
-            value = result.get_value(0, column)
-            oid = result.ftype(column)
-            if value is None:
-                row.append(None)
-            elif oid in _PG_INTEGERS:
-                row.append(int(value))
-            elif oid in _PG_TEXTS:
-                row.append(bytes(value).decode(encoding))
-            else:
-                return _NOT_RUN
-        return tuple(row)
+        row = libpq.row(result, 0, driver.info.encoding)
+        return _NOT_RUN if row is None else row
 
     def _single_options(self) -> dict[str, Any]:
         """Execution options of a connection for single statements: no BEGIN of ours, and on

@@ -18,6 +18,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import Unauthorized
+from catalog_nb.server.store import libpq
 from catalog_nb.server.store.schema import sessions, store_generations
 
 if TYPE_CHECKING:
@@ -172,9 +173,6 @@ _PQ_DIAG_SQLSTATE = ord("C")
 #: SQLSTATEs of a name already prepared, and of one gone from the session (a pooler's DISCARD).
 _PG_DUPLICATE_PREPARED = b"42P05"
 _PG_UNKNOWN_PREPARED = b"26000"
-#: PostgreSQL type oids of the columns read through libpq: int8, int2, int4; text, varchar.
-_PG_INTEGERS = frozenset({20, 21, 23})
-_PG_TEXTS = frozenset({25, 1043})
 
 Rows = dict[str, tuple[Any, ...]]
 
@@ -340,17 +338,8 @@ def _rows(result: Any, encoding: str) -> Rows:
     """Rows of ``_RESOLVE_MANY`` by token hash, converted as psycopg would."""
     rows: Rows = {}
     for n in range(result.ntuples):
-        row: list[Any] = []
-        for column in range(result.nfields):
-            value = result.get_value(n, column)
-            oid = result.ftype(column)
-            if value is None:
-                row.append(None)
-            elif oid in _PG_INTEGERS:
-                row.append(int(value))
-            elif oid in _PG_TEXTS:
-                row.append(bytes(value).decode(encoding))
-            else:
-                raise _NotRead
-        rows[row[0]] = tuple(row[1:])
+        row = libpq.row(result, n, encoding)
+        if row is None:
+            raise _NotRead
+        rows[row[0]] = row[1:]
     return rows
