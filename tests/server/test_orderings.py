@@ -116,3 +116,57 @@ def test_a_running_ordering_learns_its_session_searched_again() -> None:
     release.set()
     assert seen.finished.wait(30)
     assert answers == [True] and seen.done == ["run b1", "run a2"]
+
+
+def test_a_running_ordering_is_stopped_when_its_session_searches_again() -> None:
+    """The running job's cancel is called by a newer submit of its session only: not by another
+    session's, and not for a job that waits (that one is skipped instead)."""
+    orderings = Orderings()
+    running, release, seen = threading.Event(), threading.Event(), Recorder()
+    cancelled: list[str] = []
+
+    def first() -> None:
+        running.set()
+        release.wait(30)
+
+    def stop_first() -> None:
+        cancelled.append("a1")
+        release.set()
+
+    orderings.submit("a", "a1", run=first, skip=seen.job("skip a1"), cancel=stop_first)
+    assert running.wait(30)
+    orderings.submit("b", "b1", run=seen.job("run b1"), skip=seen.job("skip b1"),
+                     cancel=lambda: cancelled.append("b1"))
+    assert cancelled == []  # another session's search stops nothing
+    orderings.submit("a", "a2", run=seen.job("run a2"), skip=seen.job("skip a2"),
+                     cancel=lambda: cancelled.append("a2"))
+    orderings.submit("a", "a3", run=seen.job("run a3", last=True), skip=seen.job("skip a3"),
+                     cancel=lambda: cancelled.append("a3"))
+    assert seen.finished.wait(30)
+    # a1 was stopped (which released it); a2 waited and was skipped, so never cancelled.
+    assert set(cancelled) == {"a1"}
+    assert seen.done == ["run b1", "skip a2", "run a3"]
+
+
+def test_a_failing_cancel_is_logged_and_the_search_goes_on(
+        caplog: pytest.LogCaptureFixture) -> None:
+    orderings = Orderings()
+    running, release, seen = threading.Event(), threading.Event(), Recorder()
+
+    def first() -> None:
+        running.set()
+        release.wait(30)
+
+    def refuse() -> None:
+        raise RuntimeError("cannot stop")
+
+    orderings.submit("a", "a1", run=first, skip=seen.job("skip a1"), cancel=refuse)
+    assert running.wait(30)
+    orderings.submit("a", "a2", run=seen.job("run a2", last=True), skip=seen.job("skip a2"))
+    release.set()
+    assert seen.finished.wait(30)
+    assert seen.done == ["run a2"]
+    deadline = time.monotonic() + 30  # the cancel runs on a thread of its own
+    while "stopping the ordering of search a1 failed" not in caplog.text:
+        assert time.monotonic() < deadline, caplog.text
+        time.sleep(0.01)

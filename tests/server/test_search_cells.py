@@ -391,6 +391,54 @@ def test_an_ordering_superseded_in_its_session_is_left_to_its_pages(world: World
     assert _walk(world.admin, newer["key"], 100, newer["matchedEntityCount"]) == expected
 
 
+def test_a_running_ordering_is_stopped_when_its_session_searches_again(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ordering of a facet-only search, still running when its session searches again, is
+    interrupted in the database at once (not left to compete with the new search); the older
+    search's pages still order it, and the newer one is ordered as usual."""
+    _enough(world)
+    from catalog_nb.server.routes import search as routes
+
+    reference = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION})
+    expected = _walk(world.admin, reference["key"], 100, reference["matchedEntityCount"])
+    ordering = search_store.order_all
+    running, ended = threading.Event(), threading.Event()
+    outcomes: list[str] = []
+
+    def slow(conn: Any, *args: Any) -> list[list[Any]]:
+        """The first ordering runs a statement of a minute before ordering."""
+        if not running.is_set():
+            running.set()
+            long = ("SELECT pg_sleep(60)" if conn.dialect.name == "postgresql" else
+                    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                    "WHERE x < 2000000000) SELECT count(*) FROM c")
+            try:
+                conn.exec_driver_sql(long).all()
+                outcomes.append("ran to its end")
+            except Exception as exc:
+                outcomes.append(type(getattr(exc, "orig", exc)).__name__)
+                raise
+            finally:
+                ended.set()
+        return ordering(conn, *args)
+
+    monkeypatch.setattr(routes.search_store, "order_all", slow)
+    first = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION,
+                                                   "pagingCriteria": {"start": 0, "size": 2}})
+    assert running.wait(30)
+    if world.server.store.dialect == "postgresql":
+        time.sleep(0.3)  # the statement under way (a cancel between two statements is lost)
+    began = time.monotonic()
+    newer = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION,
+                                                   "pagingCriteria": {"start": 0, "size": 2}})
+    assert ended.wait(30) and time.monotonic() - began < 30
+    assert outcomes == ["OperationalError" if world.server.store.dialect == "sqlite"
+                        else "QueryCanceled"]
+    assert _state(world, first["key"]) == search_store.DEFERRED
+    assert _walk(world.admin, newer["key"], 100, newer["matchedEntityCount"]) == expected
+    assert _walk(world.admin, first["key"], 100, first["matchedEntityCount"]) == expected
+
+
 def test_concurrent_writers_leave_exact_cells(world: World) -> None:
     """Writers racing on the same resources and cells (PostgreSQL runs them at once): no
     deadlock, no count lost."""

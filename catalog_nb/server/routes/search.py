@@ -35,6 +35,7 @@ from catalog_nb.server.store import Store
 from catalog_nb.server.store import facets as facet_store
 from catalog_nb.server.store import resources as resource_store
 from catalog_nb.server.store import search as search_store
+from catalog_nb.server.store.interrupts import Interrupted, Interruptible
 
 router = APIRouter(tags=["search"])
 log = logging.getLogger(__name__)
@@ -146,6 +147,9 @@ def _run(
         vis = visibility(conn, caller.roles)
         ctx = facet_store.facet_context(conn, vis)
         facet_store.check_selections(conn, vis, ctx, plan.selections)
+        # The ordering of the session's search before this one is of no more use (this one's
+        # save leaves that search to its pages), and would compete with this one.
+        orderings.stop(str(caller.token))
         # An in-memory store has one connection: a read held open would stall the save.
         first = None if store.in_memory else paging.start + paging.size
         outcome = search_store.search(conn, vis, ctx, plan, first=first)
@@ -168,9 +172,10 @@ def _run(
         # must end even when sending fails.
         try:
             token = str(caller.token)
+            stop = Interruptible(conn)
             orderings.submit(
-                token, key, skip=held.close,
-                run=lambda: _order_rest(store, held, conn, vis, ctx, plan, key,
+                token, key, skip=held.close, cancel=stop.interrupt,
+                run=lambda: _order_rest(store, held, stop, vis, ctx, plan, key,
                                         superseded=lambda: orderings.superseded(token, key)))
         except BaseException:
             held.close()  # the result stays 'ordering': its first page orders it
@@ -180,15 +185,19 @@ def _run(
 
 
 def _order_rest(
-    store: Store, held: ExitStack, conn: Connection, vis: Visibility,
+    store: Store, held: ExitStack, stop: Interruptible, vis: Visibility,
     ctx: facet_store.FacetContext, plan: search_store.Plan, key: str,
     superseded: Callable[[], bool] = lambda: False,
 ) -> None:
-    """After the answer: every match of a stored result in order, on its search's snapshot;
-    not stored when the session searched again meanwhile (``superseded``): the result is left
-    to its pages (DEFERRED), and the session's new search does not wait for this write."""
+    """After the answer: every match of a stored result in order, on its search's snapshot
+    (``stop``'s connection, which may interrupt it); not stored when the session searched again
+    meanwhile (``superseded``): the result is left to its pages (DEFERRED), and the session's
+    new search does not wait for this write."""
     try:
-        matches = search_store.order_all(conn, vis, ctx, plan)
+        with stop.running():
+            matches = search_store.order_all(stop.connection, vis, ctx, plan)
+    except Interrupted:
+        return  # the session searched again: its pages ask for that search
     except Exception:
         # The result stays 'ordering': a page waiting for it orders it itself (_ready).
         log.exception("ordering the matches of search %s failed", key)

@@ -213,7 +213,15 @@ def _inferred_keys(r: Any, postgres: bool) -> Any:
                 (and_(func.json_valid(r.extra), func.json_type(r.extra, path) == "array"),
                  func.json_extract(r.extra, path)), else_="[]"))
         members += [literal_column(f"'{name}'"), listed]
-    return func.json_build_object(*members) if postgres else func.json_object(*members)
+    built = func.json_build_object(*members) if postgres else func.json_object(*members)
+    # Most resources hold no inferred keys: a text search for the member's name answers them
+    # without parsing ``extra`` nine times (a quarter of a metadata page's SQL on SQLite).
+    none = "{" + ", ".join(f'"{name}": []' for name in INFERRED_KEY_LISTS) + "}"
+    return case(
+        (func.strpos(cast(r.extra, Text), "inferredKeys") > 0, built) if postgres
+        else (func.instr(r.extra, "inferredKeys") > 0, built),
+        # json(): the constant must reach an enclosing json_object as JSON, not as a string.
+        else_=literal_column(f"'{none}'::json") if postgres else func.json(none))
 
 
 def _wire_pairs(r: Any, s: Any, postgres: bool = False) -> list[tuple[str, Any, bool]]:
