@@ -2,9 +2,11 @@
 ``search_facet_values`` (as version 6 kept them) gets them as resource columns, read through the
 covering index ``ix_resources_facets``; its tags stay where they were. Schema version 9: a
 store without facet cells gets them counted, with the name index and the stored results' state.
-Schema version 10: a store without the documents' facet rows gets them written."""
+Schema version 10: a store without the documents' facet rows gets them written; 11: their tails."""
 
 from __future__ import annotations
+
+import json
 
 from sqlalchemy import delete, insert, inspect, select, text
 
@@ -120,3 +122,22 @@ def test_a_version_9_store_gets_its_document_facet_rows(store_url: str) -> None:
             versions = conn.execute(select(schema_version.c.version)).scalars().all()
     assert after == before
     assert sorted(versions) == list(range(1, LATEST + 1))
+
+
+def test_a_version_10_store_gets_its_document_facet_tails(store_url: str) -> None:
+    """Version 11: each facet row's coordinates as the one text a keyword search reads."""
+    with Store(store_url, application_name=TEST_APPLICATION) as store:
+        _write_tagged(store)
+        with store.read() as conn:
+            before = sorted(conn.execute(select(search_document_facets)).all(), key=repr)
+        with store.write() as conn:
+            conn.exec_driver_sql("ALTER TABLE search_document_facets DROP COLUMN tail")
+            conn.execute(delete(schema_version).where(schema_version.c.version > 10))
+
+        assert store.migrate() == LATEST
+        with store.read() as conn:
+            after = sorted(conn.execute(select(search_document_facets)).all(), key=repr)
+    assert after == before and len(after) == 60
+    tail = json.loads(after[0].tail)
+    row = after[0]._mapping
+    assert tail == [*(row[c] for c in facet_cells.COLUMNS[:-1]), row["derived"]]

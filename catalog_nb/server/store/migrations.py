@@ -111,9 +111,22 @@ def _facet_cells(conn: Connection) -> None:
 
 
 def _document_facets(conn: Connection) -> None:
+    _rebuild_document_facets(conn)
+
+
+def _document_tails(conn: Connection) -> None:
+    # Rebuilt whole: the table holds nothing but what the members and names give. A store
+    # that skipped version 10's step here got the table from the current definition, tail
+    # included, at that step.
+    if "tail" not in {c["name"] for c in inspect(conn).get_columns("search_document_facets")}:
+        _rebuild_document_facets(conn)
+
+
+def _rebuild_document_facets(conn: Connection) -> None:
     from catalog_nb.server.store import facet_cells  # imported late, as in _facet_cells
 
-    search_document_facets.create(conn, checkfirst=True)
+    search_document_facets.drop(conn, checkfirst=True)
+    search_document_facets.create(conn)
     facet_cells.rebuild_documents(conn)
     analyze(conn, ["search_document_facets"])
 
@@ -136,6 +149,8 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
      _facet_cells),
     (10, "search: each document's facet coordinates keyed by the document, for keyword searches",
      _document_facets),
+    (11, "search: each document's facet coordinates as one text, as keyword searches read them",
+     _document_tails),
 ]
 
 LATEST = MIGRATIONS[-1][0]
