@@ -77,6 +77,7 @@ from catalog_nb.server.store.schema import (
     search_facet_values,
     store_generations,
 )
+from catalog_nb.server.store.streaming import streamed
 
 C, M, R, D = search_cells, search_cell_members, data_resources, search_document_facets
 #: The resource cells' ``facet`` (and ``category``); derived cells carry the facet row's.
@@ -652,7 +653,7 @@ def keyword_counts(
     # Per match, the least work (a few thousand matches per search).
     groups: dict[tuple[str, int | None], _Group | None] = {}
     ranked_matches: list[tuple[float, str, str]] = []
-    for key, found_score, name, tail, day in conn.execute(query).all():
+    for key, found_score, name, tail, day in streamed(conn, query):
         found = groups.get((tail, day), _UNSEEN)
         if found is _UNSEEN:
             found = groups[(tail, day)] = group(tail, day)
