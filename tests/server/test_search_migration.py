@@ -16,6 +16,7 @@ from catalog_nb.server.store.migrations import LATEST
 from catalog_nb.server.store.schema import (
     data_resources,
     schema_version,
+    search_cell_members,
     search_document_facets,
     search_facet_values,
 )
@@ -125,19 +126,30 @@ def test_a_version_9_store_gets_its_document_facet_rows(store_url: str) -> None:
 
 
 def test_a_version_10_store_gets_its_document_facet_tails(store_url: str) -> None:
-    """Version 11: each facet row's coordinates as the one text a keyword search reads."""
+    """Version 11: each facet row holds its member's coordinates (the day aside) and derived
+    categories as the one text a keyword search reads, instead of a column each."""
     with Store(store_url, application_name=TEST_APPLICATION) as store:
         _write_tagged(store)
         with store.read() as conn:
             before = sorted(conn.execute(select(search_document_facets)).all(), key=repr)
+            members = {row.resource_key: row for row in conn.execute(
+                select(search_cell_members))}
         with store.write() as conn:
-            conn.exec_driver_sql("ALTER TABLE search_document_facets DROP COLUMN tail")
+            conn.exec_driver_sql("DROP TABLE search_document_facets")
+            conn.exec_driver_sql(  # version 10's columns
+                "CREATE TABLE search_document_facets (doc_id INTEGER PRIMARY KEY, "
+                "resource_key VARCHAR(64) NOT NULL, name TEXT NOT NULL, "
+                "data_source_key VARCHAR(64), resource_type VARCHAR(64), file_format TEXT, "
+                "owner TEXT, sensitivity TEXT, size_range TEXT, field_types INTEGER, "
+                "change_day INTEGER, derived TEXT NOT NULL)")
             conn.execute(delete(schema_version).where(schema_version.c.version > 10))
 
         assert store.migrate() == LATEST
         with store.read() as conn:
             after = sorted(conn.execute(select(search_document_facets)).all(), key=repr)
     assert after == before and len(after) == 60
-    tail = json.loads(after[0].tail)
-    row = after[0]._mapping
-    assert tail == [*(row[c] for c in facet_cells.COLUMNS[:-1]), row["derived"]]
+    for row in after:
+        member = members[row.resource_key]._mapping
+        assert json.loads(row.tail) == [*(member[c] for c in facet_cells.COLUMNS[:-1]),
+                                        member["derived"]]
+        assert row.change_day == member["change_day"]

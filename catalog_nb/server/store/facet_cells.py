@@ -221,8 +221,8 @@ def _document_row(doc_id: int, key: str, name: str, place: Coordinates,
     """A document's facet row (``derived``: the pairs, or their JSON text as members keep
     it), with its ``tail`` (:func:`keyword_counts` reads it)."""
     held = derived if isinstance(derived, str) else json.dumps(sorted(derived))
-    return {"doc_id": doc_id, "resource_key": key, "name": name, **place._asdict(),
-            "derived": held, "tail": json.dumps([*place[:-1], held])}
+    return {"doc_id": doc_id, "resource_key": key, "name": name,
+            "change_day": place.change_day, "tail": json.dumps([*place[:-1], held])}
 
 
 def drop_documents(conn: Connection, doc_ids: Sequence[int]) -> None:

@@ -116,8 +116,8 @@ def _document_facets(conn: Connection) -> None:
 
 def _document_tails(conn: Connection) -> None:
     # Rebuilt whole: the table holds nothing but what the members and names give. A store
-    # that skipped version 10's step here got the table from the current definition, tail
-    # included, at that step.
+    # that came through version 10's step here got the table from the current definition at
+    # that step.
     if "tail" not in {c["name"] for c in inspect(conn).get_columns("search_document_facets")}:
         _rebuild_document_facets(conn)
 

@@ -586,6 +586,8 @@ search_cell_members = Table(
 # by the document (doc_id, the FTS rowid): a keyword search counts and orders its matches from
 # these narrow rows, found from the full-text matches by their integer key, instead of probing
 # the wide resource rows by text key and the facet values per match (store/facet_cells.py).
+# ``tail`` holds the member's coordinates but the day, and its derived categories, as one JSON
+# text: what the search reads per match (built per match, it took PostgreSQL 2 us a row).
 search_document_facets = Table(
     "search_document_facets",
     metadata,
@@ -593,10 +595,7 @@ search_document_facets = Table(
            primary_key=True, autoincrement=False),
     Column("resource_key", String(KEY), nullable=False),
     Column("name", Text, nullable=False),
-    *_cell_coordinates(),
-    Column("derived", Text, nullable=False),
-    # The coordinates but the day, and ``derived``, as one JSON text: what a keyword search
-    # reads per match (building it per match took PostgreSQL 2 us a row).
+    Column("change_day", Integer),
     Column("tail", Text, nullable=False),
 )
 

@@ -5,7 +5,8 @@ A keyword search reads a row per match and works on each (``facet_cells.keyword_
 whole first, the 5,000 matches of a 100,000-resource catalog took PostgreSQL 16 ms and then
 Python 15 ms; streamed in chunks (psycopg's ``Cursor.stream``, libpq's chunked rows), the two
 overlap on a second core and the pair takes about 12 ms. SQLite runs in the calling thread, so
-there rows are simply read as they are stepped.
+there rows are read as they are stepped, as sqlite3 makes them (without SQLAlchemy's result
+layer over them).
 
 Example::
 
@@ -36,7 +37,8 @@ def streamed(conn: Connection, statement: Select[Any], *,
     Only for statements whose columns need no conversion by SQLAlchemy (text, numbers); the
     generator must be read to its end. Errors are SQLAlchemy's ``DBAPIError`` either way.
     """
-    if conn.dialect.name != "postgresql" or conn.dialect.driver != "psycopg":
+    postgres = conn.dialect.name == "postgresql"
+    if conn.dialect.name != "sqlite" and not (postgres and conn.dialect.driver == "psycopg"):
         yield from (tuple(row) for row in conn.execute(statement))
         return
     compiled = statement.compile(dialect=conn.dialect,
@@ -48,15 +50,22 @@ def streamed(conn: Connection, statement: Select[Any], *,
     raw: Any = conn.connection.driver_connection
     error = conn.dialect.loaded_dbapi.Error
     sql: str = compiled.string
-    args: Any = params
+    args: Any = (tuple(params[name] for name in compiled.positiontup or ())
+                 if compiled.positional else params)
+    cursor = raw.cursor()
     try:
-        with raw.cursor() as cursor:
-            # The engine's statement events see this statement as any other (Store.held_first).
-            for before in conn.dispatch.before_cursor_execute:
-                sql, args = before(conn, cursor, sql, args, None, False)
+        # The engine's statement events see this statement as any other (Store.held_first).
+        for before in conn.dispatch.before_cursor_execute:
+            sql, args = before(conn, cursor, sql, args, None, False)
+        if postgres:
             yield from cursor.stream(sql, args, size=chunk)
-            for after in conn.dispatch.after_cursor_execute:
-                after(conn, cursor, sql, args, None, False)
+        else:
+            # sqlite3's own rows: no result layer of SQLAlchemy's over them.
+            yield from cursor.execute(sql, args)
+        for after in conn.dispatch.after_cursor_execute:
+            after(conn, cursor, sql, args, None, False)
     except error as exc:
         raise DBAPIError.instance(sql, args, exc, error, hide_parameters=True,
                                   dialect=conn.dialect) from exc
+    finally:
+        cursor.close()
