@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import delete, insert, inspect, select
 
 from catalog_nb.server.store import Store
@@ -48,3 +49,27 @@ def test_a_version_4_store_gets_the_field_staging_table(store_url: str) -> None:
         assert {"staging_key", "position", "job_key", "name", "properties", "sketch"} <= columns
         assert "ix_staged_fields_name" in indexes
         assert sorted(versions) == list(range(1, LATEST + 1))
+
+
+def _results_storage(store: Store) -> str:
+    with store.read() as conn:
+        return str(conn.exec_driver_sql(
+            "SELECT attstorage FROM pg_attribute WHERE attrelid = 'stored_searches'::regclass "
+            "AND attname = 'ordered'").scalar_one())
+
+
+def test_stored_search_results_are_kept_uncompressed_on_postgresql(store_url: str) -> None:
+    """Version 12, and a new store: PostgreSQL stores a search's matches as written (pglz took
+    three times as long as the write)."""
+    if not store_url.startswith("postgresql"):
+        pytest.skip("a PostgreSQL column storage setting")
+    with Store(store_url, application_name=TEST_APPLICATION) as store:
+        store.migrate()
+        assert _results_storage(store) == "e"  # a new store: EXTERNAL
+        with store.write() as conn:
+            conn.exec_driver_sql(
+                "ALTER TABLE stored_searches ALTER COLUMN ordered SET STORAGE EXTENDED")
+            conn.execute(delete(schema_version).where(schema_version.c.version > 11))
+        assert _results_storage(store) == "x"
+        assert store.migrate() == LATEST
+        assert _results_storage(store) == "e"

@@ -131,6 +131,15 @@ def _rebuild_document_facets(conn: Connection) -> None:
     analyze(conn, ["search_document_facets"])
 
 
+def uncompressed_results(conn: Connection) -> None:
+    """PostgreSQL: a stored search's matches are kept as written, not compressed: pglz took
+    10 ms to compress the 260 kB of 5,000 matches on every search, the plain write 3 ms (they
+    live as long as their session's next few searches)."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(
+            "ALTER TABLE stored_searches ALTER COLUMN ordered SET STORAGE EXTERNAL")
+
+
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
@@ -151,6 +160,7 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
      _document_facets),
     (11, "search: each document's facet coordinates as one text, as keyword searches read them",
      _document_tails),
+    (12, "PostgreSQL: stored search results kept uncompressed", uncompressed_results),
 ]
 
 LATEST = MIGRATIONS[-1][0]
@@ -190,6 +200,7 @@ def migrate(conn: Connection) -> int:
     if found is None:
         metadata.create_all(conn)
         create_search_index(conn)
+        uncompressed_results(conn)
         conn.execute(
             schema_version.insert(),
             [{"version": v, "description": d, "applied_ms": now} for v, d, _ in MIGRATIONS],
