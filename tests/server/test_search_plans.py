@@ -334,3 +334,22 @@ def test_a_search_statement_counts_as_a_read(catalog: Catalog) -> None:
     with store.read() as conn:
         after = conn.execute(generation).scalar_one()
     assert len(found.matches) == (RESOURCES + 200) // 20 and after == before
+
+
+def test_the_ordering_after_the_answer_takes_no_parallel_workers(catalog: Catalog) -> None:
+    """PostgreSQL orders a facet-only search's matches after the answer without parallel
+    workers (they took the cores of the requests that followed), for that transaction only."""
+    if not is_postgres(catalog):
+        pytest.skip("parallel workers are PostgreSQL's")
+    store, vis = catalog.server.store, Visibility(everything=True)
+    selections = {"fileFormat": ["csv", "parquet"]}
+    with store.read() as conn:
+        default = conn.exec_driver_sql("SHOW max_parallel_workers_per_gather").scalar_one()
+        ctx = facet_store.facet_context(conn, vis)
+        plan = search_store.Plan(parse_basic("", partial=False), selections, [])
+        ordered = search_store.order_all(conn, vis, ctx, plan)
+        assert conn.exec_driver_sql("SHOW max_parallel_workers_per_gather").scalar_one() == "0"
+    with store.read() as conn:
+        assert conn.exec_driver_sql("SHOW max_parallel_workers_per_gather").scalar_one() == \
+            default != "0"
+    assert len(ordered) > 1000

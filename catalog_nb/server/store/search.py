@@ -467,7 +467,13 @@ NAME_ORDER_SORT = "off"
 
 def order_all(conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan) -> list[list[Any]]:
     """Every match of a keyword-less search, in order (what an incomplete :func:`search`
-    leaves to be done, on the same snapshot)."""
+    leaves to be done, on the same snapshot, after the answer).
+
+    On PostgreSQL without parallel workers: work done after the answer should not take the
+    cores the next requests need (facet-only searches one after another over 100,000
+    resources took 49 ms each beside the workers of the one before, 30 ms without)."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("SET LOCAL max_parallel_workers_per_gather = 0")
     return _ordered(conn, _compiled(conn, vis, ctx, plan))
 
 
