@@ -14,7 +14,9 @@ as that search starts (its ``cancel``, which interrupts its statement: on a 2-co
 facet-only search answered two to three times slower while the ordering of the one before it
 still ran), and in any case does not store what it found (:meth:`Orderings.superseded`): the
 write would hold the store's write lock, on SQLite, while the session's next search waits to
-save its result.
+save its result. An ordering starts only once its search is :data:`QUIET_SECONDS` old, so that
+the search of a quick next click skips it before it has cost anything, unless a page of it
+already waits (:meth:`Orderings.hurry`).
 
 Example::
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from contextlib import suppress
@@ -39,15 +42,21 @@ log = logging.getLogger(__name__)
 ORDERING_NICE = 10
 #: Seconds the thread waits for work before it ends (a new one starts with the next ordering).
 IDLE_SECONDS = 2.0
+#: Seconds an ordering waits after its search before it starts, unless a page asks for it
+#: (:meth:`Orderings.hurry`): an analyst clicking through facets makes a search of each click,
+#: and the next click within this time makes the ordering of no use before it has cost anything.
+QUIET_SECONDS = 0.1
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Job:
     session: str
     key: str
     run: Callable[[], None]
     skip: Callable[[], None]
     cancel: Callable[[], None] | None
+    #: time.monotonic() before which the job does not start.
+    due: float
 
 
 class Orderings:
@@ -60,8 +69,10 @@ class Orderings:
     any are logged, never raised.
     """
 
-    def __init__(self, idle_seconds: float = IDLE_SECONDS) -> None:
+    def __init__(self, idle_seconds: float = IDLE_SECONDS,
+                 quiet_seconds: float = QUIET_SECONDS) -> None:
         self.idle_seconds = idle_seconds
+        self.quiet_seconds = quiet_seconds
         self._jobs: deque[_Job] = deque()
         #: The key of each session's latest job (until that job has run).
         self._latest: dict[str, str] = {}
@@ -76,7 +87,8 @@ class Orderings:
         that runs now, if any (``cancel`` is how to stop this one in its turn)."""
         with self._cond:
             self._latest[session] = key
-            self._jobs.append(_Job(session, key, run, skip, cancel))
+            self._jobs.append(_Job(session, key, run, skip, cancel,
+                                   time.monotonic() + self.quiet_seconds))
             if self._worker is None:
                 self._worker = threading.Thread(target=self._work, name="search-orderings",
                                                 daemon=True)
@@ -104,6 +116,22 @@ class Orderings:
         except Exception:
             log.exception("stopping the ordering of search %s failed", job.key)
 
+    def hurry(self, session: str, key: str) -> None:
+        """Start ``session``'s ordering of ``key`` as soon as its turn comes (a page of it is
+        waiting), without the quiet time after its search."""
+        with self._cond:
+            for job in self._jobs:
+                if job.session == session and job.key == key:
+                    job.due = 0.0
+                    self._cond.notify_all()
+
+    def holds(self, session: str, key: str) -> bool:
+        """Whether ``session``'s ordering of ``key`` waits or runs in this process."""
+        with self._cond:
+            running = self._running
+            return (running is not None and (running.session, running.key) == (session, key)
+                    ) or any(j.session == session and j.key == key for j in self._jobs)
+
     def superseded(self, session: str, key: str) -> bool:
         """Whether ``session`` submitted another ordering after ``key``'s: asked by a running
         ordering before it stores its work, which the session's pages will not ask for."""
@@ -124,7 +152,12 @@ class Orderings:
             if not self._jobs:
                 self._worker = None
                 return None
-            job = self._jobs.popleft()
+            job = self._jobs[0]
+            # Its quiet time: a newer search of its session, or a page asking for it, ends it.
+            while (wait := job.due - time.monotonic()) > 0 and (
+                    self._latest.get(job.session) == job.key):
+                self._cond.wait(wait)
+            self._jobs.popleft()
             runs = self._latest.get(job.session) == job.key
             self._running = job if runs else None
             return job, runs

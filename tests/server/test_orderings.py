@@ -170,3 +170,33 @@ def test_a_failing_cancel_is_logged_and_the_search_goes_on(
     while "stopping the ordering of search a1 failed" not in caplog.text:
         assert time.monotonic() < deadline, caplog.text
         time.sleep(0.01)
+
+
+def test_an_ordering_waits_for_its_quiet_time_and_a_quick_next_search_skips_it() -> None:
+    """No ordering starts before its search is ``quiet_seconds`` old; the session's next search
+    within that time has the older one skipped without its thread being busy at all."""
+    orderings, seen = Orderings(quiet_seconds=0.3), Recorder()
+    started = time.monotonic()
+    ran_at: list[float] = []
+
+    def first() -> None:
+        ran_at.append(time.monotonic() - started)
+        seen.job("run a1")()
+
+    orderings.submit("a", "a1", run=first, skip=seen.job("skip a1"))
+    assert seen.done == []
+    orderings.submit("b", "b1", run=first, skip=seen.job("skip b1"))
+    orderings.submit("a", "a2", run=seen.job("run a2", last=True), skip=seen.job("skip a2"))
+    assert seen.finished.wait(30)
+    assert seen.done == ["skip a1", "run a1", "run a2"]  # b1 ran through first()
+    assert ran_at and min(ran_at) >= 0.3
+
+
+def test_a_page_waiting_for_an_ordering_hurries_it() -> None:
+    orderings, seen = Orderings(quiet_seconds=600), Recorder()
+    orderings.submit("a", "a1", run=seen.job("run a1", last=True), skip=seen.job("skip a1"))
+    orderings.hurry("a", "other")  # not this one: it keeps waiting
+    assert not seen.finished.wait(0.3)
+    orderings.hurry("a", "a1")
+    assert seen.finished.wait(30)
+    assert seen.done == ["run a1"]

@@ -213,13 +213,23 @@ def _order_rest(
         log.exception("storing the ordered matches of search %s failed", key)
 
 
-def _ready(store: Store, caller: Caller, stored: dict[str, Any]) -> dict[str, Any]:
+def _ready(store: Store, caller: Caller, stored: dict[str, Any],
+           orderings: Orderings) -> dict[str, Any]:
     """The stored result with every match: waits for its ordering (which may run in another
     worker process: the store is asked again), or orders it after ``ORDERING_WAIT`` seconds
     (on a new snapshot: the ordering was lost with the process that ran it), or at once when
     it was left to its pages (``DEFERRED``: the session searched again meanwhile)."""
     deadline = time.monotonic() + ORDERING_WAIT
-    token = str(caller.token)
+    token, key = str(caller.token), str(stored["key"])
+    # An ordering waiting or running in this process is waited for even when the result was
+    # left to its pages (a later search of the session that orders nothing): it orders on the
+    # search's own snapshot.
+    if stored.get("state") != search_store.READY and orderings.holds(token, key):
+        orderings.hurry(token, key)
+        while orderings.holds(token, key):
+            time.sleep(ORDERING_POLL)
+        with store.read() as conn:  # after the ordering ended: what it stored is there
+            stored = search_store.load(conn, token, key)
     while stored.get("state") == search_store.ORDERING and time.monotonic() < deadline:
         time.sleep(ORDERING_POLL)
         with store.read() as conn:
@@ -263,7 +273,8 @@ def run_facet(
 
 @router.post("/search/page")
 def page(
-    request: PageRequest, caller: CallerDep, store: StoreDep, settings: SettingsDep
+    request: PageRequest, caller: CallerDep, store: StoreDep, settings: SettingsDep,
+    http: Request,
 ) -> JSONResponse:
     """Another page of the session's latest search (or of the one named by ``key``, or the one
     after ``cursor``), in the order stored when it ran; entities are read fresh."""
@@ -276,7 +287,7 @@ def page(
         stored = search_store.load(conn, str(caller.token), wanted)
         if stored.get("state") == search_store.READY:
             return _page_of(conn, caller, stored, resume, start, paging.size)
-    stored = _ready(store, caller, stored)
+    stored = _ready(store, caller, stored, http.app.state.orderings)
     with store.read() as conn:
         return _page_of(conn, caller, stored, resume, start, paging.size)
 
