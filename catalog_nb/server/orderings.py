@@ -64,9 +64,9 @@ class Orderings:
 
     ``run`` of each job submitted is called on that thread, in order, unless a newer job of the
     same session was submitted before its turn: then ``skip`` is called instead (it must release
-    what ``run`` would have: the held read). A job running when a newer one of its session is
-    submitted is told to stop (its ``cancel``, called on the submitting thread). Exceptions of
-    any are logged, never raised.
+    what ``run`` would have: the held read). A job is told to stop (its ``cancel``, called on
+    a thread of its own) when its session searches again (:meth:`stop`) or submits a newer job
+    while it runs. Exceptions of any are logged, never raised.
     """
 
     def __init__(self, idle_seconds: float = IDLE_SECONDS,
