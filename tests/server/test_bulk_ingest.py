@@ -12,6 +12,7 @@ are the keyword index's own rows (FTS5 on SQLite, the ``tsvector`` on PostgreSQL
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,9 @@ def _snapshot(conn: Connection) -> dict[str, list[str]]:
                 if column == "detailed_status":
                     value = [{k: v for k, v in stage.items() if k not in ("startTime", "endTime")}
                              for stage in value]
+                if column == "tail":  # a document's coordinates: its source key among them
+                    value = repr([names.get(v, v) if isinstance(v, str) else v
+                                  for v in json.loads(value)])
                 kept[column] = names.get(value, value) if isinstance(value, str) else value
             rows.append(repr(sorted(kept.items())))
         tables[table.name] = sorted(rows)
