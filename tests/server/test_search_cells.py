@@ -427,7 +427,15 @@ def test_a_running_ordering_is_stopped_when_its_session_searches_again(
                                                    "pagingCriteria": {"start": 0, "size": 2}})
     assert running.wait(30)
     if world.server.store.dialect == "postgresql":
-        time.sleep(0.3)  # the statement under way (a cancel between two statements is lost)
+        # The statement under way, as the server sees it (a cancel before it would be lost).
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with world.server.store.read() as conn:
+                if conn.exec_driver_sql(
+                        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                        "AND query = 'SELECT pg_sleep(60)'").scalar_one():
+                    break
+            time.sleep(0.05)
     began = time.monotonic()
     newer = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION,
                                                    "pagingCriteria": {"start": 0, "size": 2}})
