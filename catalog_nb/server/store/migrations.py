@@ -110,10 +110,6 @@ def _facet_cells(conn: Connection) -> None:
     analyze(conn, ["data_resources", "search_cells"])
 
 
-def _document_facets(conn: Connection) -> None:
-    _rebuild_document_facets(conn)
-
-
 def _document_tails(conn: Connection) -> None:
     # Rebuilt whole: the table holds nothing but what the members and names give. A store
     # that came through version 10's step here got the table from the current definition at
@@ -157,7 +153,7 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (9, "search: facet counts kept per cell of the facet columns, for facet-only searches",
      _facet_cells),
     (10, "search: each document's facet coordinates keyed by the document, for keyword searches",
-     _document_facets),
+     _rebuild_document_facets),
     (11, "search: each document's facet coordinates as one text, as keyword searches read them",
      _document_tails),
     (12, "PostgreSQL: stored search results kept uncompressed", uncompressed_results),

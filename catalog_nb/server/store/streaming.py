@@ -38,13 +38,11 @@ def streamed(conn: Connection, statement: Select[Any], *,
     generator must be read to its end. Errors are SQLAlchemy's ``DBAPIError`` either way.
     """
     postgres = conn.dialect.name == "postgresql"
-    if conn.dialect.name != "sqlite" and not (postgres and conn.dialect.driver == "psycopg"):
-        yield from (tuple(row) for row in conn.execute(statement))
-        return
     compiled = statement.compile(dialect=conn.dialect,
                                  compile_kwargs={"render_postcompile": True})
     params = compiled.params
-    if not all(isinstance(value, _PLAIN) for value in params.values()):
+    if ((conn.dialect.name != "sqlite" and not (postgres and conn.dialect.driver == "psycopg"))
+            or not all(isinstance(value, _PLAIN) for value in params.values())):
         yield from (tuple(row) for row in conn.execute(statement))
         return
     raw: Any = conn.connection.driver_connection
