@@ -205,8 +205,11 @@ def test_a_keyword_search_with_facets_starts_from_the_keyword(catalog: Catalog) 
 
 
 def test_a_keyword_search_without_facets_starts_from_the_keyword(catalog: Catalog) -> None:
+    # 50 matches of 10,200: a selective phrase. For one matching a fortieth of so small a
+    # catalog, PostgreSQL rightly reads the resource table whole (its plan at 100,000 resources
+    # stays the keyword's probes), so the test would not tell a regression from that choice.
     plan = search_plan(catalog, catalog.admin, "/search/new",
-                       {"searchPhrase": "batch002 csv", "sortBySpecs": BY_NAME})
+                       {"searchPhrase": "batch002 area07", "sortBySpecs": BY_NAME})
     assert_starts_from_the_keyword(catalog, plan)
 
 

@@ -44,6 +44,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import StoreBusy
 from catalog_nb.server.store import libpq
+from catalog_nb.server.store.common import stored_json
 from catalog_nb.server.store.migrations import migrate
 from catalog_nb.server.store.schema import UNCOUNTED_TABLES, store_generations
 
@@ -328,15 +329,17 @@ class Store:
             # timeout does, so both stores answer a long wait with the same 503.
             lock_ms = int(self.busy_timeout * 1000)
             connect_args: dict[str, Any] = {}
+            options: dict[str, Any] = {}
             if self.dialect == "postgresql":
                 connect_args["options"] = f"-c lock_timeout={lock_ms}"
+                options["json_serializer"] = stored_json
             if self.dialect == "postgresql" and "application_name" not in make_url(url).query:
                 # Names who holds a connection in pg_stat_activity (requests, jobs, the CLI).
                 connect_args["application_name"] = self.application_name
             engine = create_engine(
                 url, pool_pre_ping=True, hide_parameters=True,
                 pool_size=self.pool_size, max_overflow=self.max_overflow,
-                connect_args=connect_args,
+                connect_args=connect_args, **options,
             )
             _owned_by_this_process(engine)
             _count_changes(engine)

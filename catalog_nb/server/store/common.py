@@ -3,6 +3,7 @@ and the look-alike rule for people-facing names (:func:`claim_name`)."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -13,6 +14,7 @@ import orjson
 from sqlalchemy import ColumnElement, Connection, Table, Text, any_, bindparam, func, select, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.types import Integer
 
 from catalog_nb.contract import MAX_NAME_LENGTH, ErrorCode
 from catalog_nb.server.confusables import canonical_name, name_keys
@@ -37,9 +39,9 @@ def chunks(keys: Sequence[str], size: int = IN_CHUNK) -> Iterator[Sequence[str]]
 FEW_KEYS = 8
 
 
-def any_key(conn: Connection, column: Any, keys: Sequence[str]) -> ColumnElement[bool]:
+def any_key(conn: Connection, column: Any, keys: Sequence[Any]) -> ColumnElement[bool]:
     """``column IN keys``, with many keys as one bound value (an array on PostgreSQL, a JSON
-    text on SQLite).
+    text on SQLite); keys are text, or integers for an integer column.
 
     A page's thousand keys as a thousand bound parameters cost more than the query itself:
     SQLAlchemy renders each (with a cast on PostgreSQL) and psycopg parses each placeholder,
@@ -50,7 +52,8 @@ def any_key(conn: Connection, column: Any, keys: Sequence[str]) -> ColumnElement
     if len(listed) <= FEW_KEYS:
         return column.in_(listed)
     if conn.dialect.name == "postgresql":
-        return column == any_(bindparam(None, listed, type_=postgresql.ARRAY(Text)))
+        element = column.type if isinstance(column.type, Integer) else Text()
+        return column == any_(bindparam(None, listed, type_=postgresql.ARRAY(element)))
     values = func.json_each(bindparam(None, orjson.dumps(listed).decode(), type_=Text))
     return column.in_(select(values.table_valued("value").c.value))
 
@@ -59,6 +62,23 @@ def code_points(conn: Connection, column: Any) -> Any:
     """``column`` compared and ordered by code point on every server, as SQLite compares text
     (PostgreSQL's locale collations skip punctuation and fold case)."""
     return column.collate("C") if conn.dialect.name == "postgresql" else column
+
+
+def stored_json(value: Any) -> bytes | str:
+    """The text of a JSON column's value on PostgreSQL (the engine's ``json_serializer``):
+    orjson's compact UTF-8, or the stdlib's text for what orjson refuses (an integer wider than
+    64 bits, a key that is not text), so whatever was stored before is stored still.
+
+    A large job's rows are mostly JSON (field statistics, sketches, search criteria): the stdlib
+    encoder took a fifth of the bulk fixture's time on PostgreSQL.
+
+    >>> stored_json({"min": 1, "max": 2 ** 70})
+    '{"min": 1, "max": 1180591620717411303424}'
+    """
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(value)
 
 
 def new_key() -> str:

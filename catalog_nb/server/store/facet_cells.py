@@ -64,7 +64,7 @@ from catalog_nb.server.search import facets as F
 from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import bulk_insert
 from catalog_nb.server.store import folders as folder_store
-from catalog_nb.server.store.common import chunks
+from catalog_nb.server.store.common import any_key, chunks
 from catalog_nb.server.store.facets import FacetContext, MaskSums, Ranking, search_pass
 from catalog_nb.server.store.resources import specs_condition, visible_condition
 from catalog_nb.server.store.schema import (
@@ -149,7 +149,7 @@ def _row(facet: str, category: str, place: Coordinates, n: int) -> dict[str, Any
 def _members(conn: Connection, keys: Sequence[str]) -> dict[str, State]:
     # Under lock_resources: two writers refreshing one resource never both take back the
     # same old state.
-    query = select(M).where(M.c.resource_key.in_(list(keys)))
+    query = select(M).where(any_key(conn, M.c.resource_key, keys))
     found: dict[str, State] = {}
     for row in conn.execute(query).mappings():
         pairs = frozenset((str(f), str(c)) for f, c in json.loads(row["derived"]))
@@ -164,7 +164,7 @@ def lock_resources(conn: Connection, keys: Sequence[str]) -> None:
     tables: a writer that changed the resource holds its lock already, so waiting on another
     lock here could close a cycle. SQLite has one writer at a time."""
     if conn.dialect.name == "postgresql" and keys:
-        conn.execute(select(R.c.key).where(R.c.key.in_(sorted(keys)))
+        conn.execute(select(R.c.key).where(any_key(conn, R.c.key, sorted(keys)))
                      .order_by(R.c.key).with_for_update())
 
 
@@ -189,7 +189,7 @@ def update(conn: Connection, keys: Sequence[str], current: Mapping[str, State]) 
         return
     counted_before = [key for key in changed if key in before]
     if counted_before:  # a new resource has no entry yet
-        conn.execute(delete(M).where(M.c.resource_key.in_(counted_before)))
+        conn.execute(delete(M).where(any_key(conn, M.c.resource_key, counted_before)))
     members = [{"resource_key": key, **current[key][0]._asdict(),
                 "derived": json.dumps(sorted(current[key][1]))}
                for key in changed if key in current]
@@ -228,7 +228,7 @@ def _document_row(doc_id: int, key: str, name: str, place: Coordinates,
 def drop_documents(conn: Connection, doc_ids: Sequence[int]) -> None:
     """Forget the facet rows of these documents (called before the documents are deleted)."""
     if doc_ids:
-        conn.execute(delete(D).where(D.c.doc_id.in_(list(doc_ids))))
+        conn.execute(delete(D).where(any_key(conn, D.c.doc_id, doc_ids)))
 
 
 def rebuild_documents(conn: Connection) -> None:
@@ -673,7 +673,7 @@ def keyword_counts(
         rest_names: dict[str, str] = {}
         for chunk in chunks([str(k) for k, _ in rest]):
             rest_names.update((str(k), str(n)) for k, n in conn.execute(
-                select(R.c.key, R.c.name).where(R.c.key.in_(list(chunk)))))
+                select(R.c.key, R.c.name).where(any_key(conn, R.c.key, chunk))))
         ranked_matches.extend((-float(s), rest_names[k], k) for k, s in rest)
     # As the searches order: score (best first), then name and key by code point.
     ranked_matches.sort()

@@ -33,7 +33,7 @@ from catalog_nb.server.profiling.model import ResourceProfile, ResourceState
 from catalog_nb.server.profiling.sketch import SKETCH_VERSION, VALUE_HASHES_SINCE
 from catalog_nb.server.search.facets import NO_SENSITIVITY
 from catalog_nb.server.store import bulk_insert, search, staging
-from catalog_nb.server.store.common import chunks, new_key, now_ms
+from catalog_nb.server.store.common import any_key, chunks, new_key, now_ms
 from catalog_nb.server.store.schema import data_resources, resource_fields
 
 #: ``status`` of a resource: what processing last did to it.
@@ -288,7 +288,8 @@ def record_profiles(
              if not o.created and not _failed(p)]
     people = _people(conn, known)
     for chunk in chunks(known):
-        conn.execute(delete(resource_fields).where(resource_fields.c.resource_key.in_(chunk)))
+        conn.execute(delete(resource_fields)
+                     .where(any_key(conn, resource_fields.c.resource_key, chunk)))
     field_rows = [row for key, profile in profiled
                   for row in _field_rows(key, profile, people.get(key, {}))]
     bulk_insert.insert_rows(conn, resource_fields, field_rows)
@@ -378,7 +379,7 @@ def _people(conn: Connection, resource_keys: Sequence[str]) -> dict[str, dict[st
     found: dict[str, dict[str, Any]] = {}
     for chunk in chunks(sorted(set(resource_keys))):
         query = select(Fd.c.resource_key, Fd.c.name, Fd.c.display_name, Fd.c.description,
-                       Fd.c.comment).where(Fd.c.resource_key.in_(chunk))
+                       Fd.c.comment).where(any_key(conn, Fd.c.resource_key, chunk))
         for row in conn.execute(query).mappings():
             found.setdefault(str(row["resource_key"]), {})[row["name"]] = dict(row)
     return found

@@ -66,7 +66,7 @@ from catalog_nb.server.search.query import (
 )
 from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import bulk_insert, facet_cells
-from catalog_nb.server.store.common import chunks, code_points, new_key, now_ms
+from catalog_nb.server.store.common import any_key, chunks, code_points, new_key, now_ms
 from catalog_nb.server.store.facets import (
     FacetContext,
     Ranking,
@@ -152,17 +152,17 @@ def _category(value: Any) -> list[str]:
 def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
     facet_cells.lock_resources(conn, keys)
     old = [int(i) for i in conn.execute(
-        select(DOC.c.doc_id).where(DOC.c.resource_key.in_(keys))).scalars()]
+        select(DOC.c.doc_id).where(any_key(conn, DOC.c.resource_key, keys))).scalars()]
     index.documents_removed(conn, old)
     facet_cells.drop_documents(conn, old)
-    conn.execute(delete(DOC).where(DOC.c.resource_key.in_(keys)))
-    conn.execute(delete(FV).where(FV.c.resource_key.in_(keys)))
+    conn.execute(delete(DOC).where(any_key(conn, DOC.c.resource_key, keys)))
+    conn.execute(delete(FV).where(any_key(conn, FV.c.resource_key, keys)))
     rows = conn.execute(
         select(R.c.key, R.c.name, R.c.path, R.c.description, R.c.rich_description,
                R.c.facet_field_types, R.c.facet_sensitivity, R.c.data_source_key,
                R.c.resource_type, R.c.file_format, R.c.owner, R.c.resource_size,
                R.c.time_of_resource_change)
-        .where(R.c.key.in_(keys))
+        .where(any_key(conn, R.c.key, keys))
     ).all()
     if not rows:
         facet_cells.update(conn, keys, {})
@@ -177,14 +177,15 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
     field_types: dict[str, int] = defaultdict(int)
     Fd = resource_fields
     for key, data_type in conn.execute(
-        select(Fd.c.resource_key, Fd.c.data_type).where(Fd.c.resource_key.in_(keys)).distinct()
+        select(Fd.c.resource_key, Fd.c.data_type)
+        .where(any_key(conn, Fd.c.resource_key, keys)).distinct()
     ):
         field_types[key] |= field_type_bits([str(data_type)])
     annotated = or_(Fd.c.display_name.is_not(None), Fd.c.description.is_not(None),
                     Fd.c.comment.is_not(None))
     for key, name, display, description, comment in conn.execute(
         select(Fd.c.resource_key, Fd.c.name, Fd.c.display_name, Fd.c.description, Fd.c.comment)
-        .where(Fd.c.resource_key.in_(keys),
+        .where(any_key(conn, Fd.c.resource_key, keys),
                or_(Fd.c.position < MAX_INDEXED_FIELDS, annotated))
         .order_by(Fd.c.resource_key, Fd.c.position)
     ):
@@ -195,7 +196,7 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
         select(A.c.resource_key, A.c.state, T.c.name, T.c.full_name, T.c.synonyms,
                T.c.sensitivity)
         .join(T, T.c.key == A.c.tag_key)
-        .where(A.c.resource_key.in_(keys), A.c.state.in_(_INDEXED_STATES))
+        .where(any_key(conn, A.c.resource_key, keys), A.c.state.in_(_INDEXED_STATES))
     ):
         text[key]["tags"].extend([tag_name, full_name, *(str(s) for s in synonyms or [])])
         facets[key].add(("tag", str(full_name)))
@@ -205,7 +206,8 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
                 highest[key] = str(sensitivity)
     V = resource_custom_values
     for key, property_key, value in conn.execute(
-        select(V.c.resource_key, V.c.property_key, V.c.value).where(V.c.resource_key.in_(keys))
+        select(V.c.resource_key, V.c.property_key, V.c.value)
+        .where(any_key(conn, V.c.resource_key, keys))
     ):
         for category in _category(value):
             text[key]["custom"].append(category)
@@ -240,7 +242,7 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
             columns,
         )
     new = {int(i): str(k) for i, k in conn.execute(
-        select(DOC.c.doc_id, DOC.c.resource_key).where(DOC.c.resource_key.in_(keys)))}
+        select(DOC.c.doc_id, DOC.c.resource_key).where(any_key(conn, DOC.c.resource_key, keys)))}
     facet_cells.write_documents(conn, new, counted, {r.key: r.name for r in rows})
     index.documents_written(conn, list(new))
 
