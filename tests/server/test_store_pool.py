@@ -253,3 +253,45 @@ def test_a_service_on_an_in_memory_store_serves_and_runs_jobs(
     assert job["state"] == "SUCCEEDED", job
     page = admin.get("/dataresource/metadata").json()
     assert [r["resourcePath"] for r in page["list"]] == ["people.csv"]
+
+
+def test_a_snapshot_read_sees_one_snapshot_and_its_connection_goes_back_as_it_was(
+    store: Store,
+) -> None:
+    def count(conn: Any) -> int:
+        return int(conn.execute(text("SELECT count(*) FROM snapshot_probe")).scalar_one())
+
+    def insert_one() -> None:
+        with store.write() as conn:
+            conn.execute(text("INSERT INTO snapshot_probe VALUES (1)"))
+
+    sent: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        sent.append(statement)
+
+    with store.write() as conn:
+        conn.execute(text("CREATE TABLE snapshot_probe (x INTEGER)"))
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        with store.read(snapshot=True) as conn:
+            before = count(conn)
+            writer = threading.Thread(target=insert_one)  # a connection of its own
+            writer.start()
+            writer.join(30)
+            with store.single() as other:
+                assert count(other) == before + 1
+            assert count(conn) == before  # still the block's snapshot
+        # The isolation level came with the BEGIN: no statement of its own.
+        assert not [s for s in sent if "ISOLATION" in s.upper()], sent
+        if store.dialect == "postgresql":
+            # Back in the pool at READ COMMITTED: each statement sees what was committed.
+            with store.read() as conn:
+                level = conn.execute(text("SHOW transaction_isolation")).scalar_one()
+                first = count(conn)
+                insert_one()
+                assert (level, count(conn)) == ("read committed", first + 1)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+        with store.write() as conn:
+            conn.execute(text("DROP TABLE snapshot_probe"))

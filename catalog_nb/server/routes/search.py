@@ -140,10 +140,7 @@ def _run(
     # with the counts and the first page.
     held = ExitStack()
     try:
-        conn = held.enter_context(store.read())
-        if conn.dialect.name == "postgresql":
-            # One snapshot for every statement of the block (READ COMMITTED takes one each).
-            conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        conn = held.enter_context(store.read(snapshot=True))
         vis = visibility(conn, caller.roles)
         ctx = facet_store.facet_context(conn, vis)
         facet_store.check_selections(conn, vis, ctx, plan.selections)

@@ -386,31 +386,31 @@ def search(
     ``first``, it then reads only that many matches, in order, from the name index, and leaves
     the rest to :func:`order_all` (an incomplete outcome)."""
     compiled = _compiled(conn, vis, ctx, plan)
-    counted = None
+    by_cells = None
     unselected = next((n for n in ctx.facets if n not in plan.selections), None)
     if isinstance(plan.node, Everything) and unselected is not None:
-        counted = facet_cells.counts(conn, vis, ctx, plan.selections, compiled.chosen)
+        by_cells = facet_cells.counts(conn, vis, ctx, plan.selections, compiled.chosen)
     elif compiled.by_score is not None:
-        by_cells = facet_cells.keyword_counts(
+        by_keywords = facet_cells.keyword_counts(
             conn, vis, ctx, plan.selections, compiled.chosen, compiled.by_score,
             where=compiled.where, source=compiled.source, ranking=compiled.ranking)
-        if by_cells is not None:
-            found_counts, matches = by_cells
+        if by_keywords is not None:
+            found_counts, matches = by_keywords
             return Outcome(matches, facet_results(ctx, found_counts, plan.selections),
                            len(matches))
-    if counted is None:
+    if by_cells is None:
         found = search_pass(conn, ctx, compiled.where, compiled.chosen, source=compiled.source,
                             ranking=compiled.ranking)
         return Outcome(found.matches, facet_results(ctx, found.facets, plan.selections),
                        len(found.matches))
-    results = facet_results(ctx, counted, plan.selections)
+    results = facet_results(ctx, by_cells.counted, plan.selections)
     # Any facet without a selection is counted over the resources passing every selection.
-    matched = counted[str(unselected)][0]
+    matched = by_cells.counted[str(unselected)][0]
     if first is None or first >= matched:
         matches = _ordered(conn, compiled)
         return Outcome(matches, results, len(matches))
     # Walking the name index finds the first page after about first * seen / matched entries.
-    walk = first * facet_cells.resources_seen(conn, vis) / max(matched, 1)
+    walk = first * by_cells.seen / max(matched, 1)
     leading = _leading(conn, compiled, first, in_name_order=walk <= MAX_NAME_WALK)
     return Outcome(leading, results, matched, complete=False)
 
@@ -570,11 +570,11 @@ def _decoded(row: Any) -> dict[str, Any]:
 def facet_catalogue(conn: Connection, vis: Visibility, ctx: FacetContext) -> list[dict[str, Any]]:
     """Every facet with the categories that hold at least one visible resource (from the cells
     where they answer, else :func:`~catalog_nb.server.store.facets.facet_catalogue`)."""
-    counted = facet_cells.counts(conn, vis, ctx, {}, {})
-    if counted is None:
+    by_cells = facet_cells.counts(conn, vis, ctx, {}, {})
+    if by_cells is None:
         return counted_catalogue(conn, vis, ctx)
     return [
         {"facetName": name, "displayName": facet.display_name,
-         "facetCategories": list(ordered(counted[name][1], facet))}
+         "facetCategories": list(ordered(by_cells.counted[name][1], facet))}
         for name, facet in ctx.facets.items()
     ]
