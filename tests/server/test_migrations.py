@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sqlalchemy import delete, insert, inspect, select
 
@@ -73,3 +75,22 @@ def test_stored_search_results_are_kept_uncompressed_on_postgresql(store_url: st
         assert _results_storage(store) == "x"
         assert store.migrate() == LATEST
         assert _results_storage(store) == "e"
+
+
+def test_a_version_13_store_finds_stored_results_by_state(store_url: str) -> None:
+    """Version 14: an index of the stored results by session and state (a search defers the
+    session's results still being ordered without reading any result)."""
+    with Store(store_url, application_name=TEST_APPLICATION) as store:
+        store.migrate()
+        with store.write() as conn:
+            conn.exec_driver_sql("DROP INDEX ix_stored_searches_state")
+            conn.execute(delete(schema_version).where(schema_version.c.version > 13))
+        with store.read() as conn:
+            assert "ix_stored_searches_state" not in _indexes(conn)
+        assert store.migrate() == LATEST
+        with store.read() as conn:
+            assert "ix_stored_searches_state" in _indexes(conn)
+
+
+def _indexes(conn: Any) -> set[str]:
+    return {str(i["name"]) for i in inspect(conn).get_indexes("stored_searches")}

@@ -38,8 +38,9 @@ WATCHER_THREAD = "catalog-config-watcher"
 VERSION = 1
 #: GET /dataresource/{key} for an administrator, read from the store: the authentication (1),
 #: the resource, its fields, tag associations, custom values, favorite flag, rating, join
-#: conditions, virtual folders and data sets of its source (a file: no collection members).
-RESOURCE = 10
+#: conditions (a file: no collection members), and the catalog generation under which the
+#: process keeps the virtual folders and data sets it read (store/definitions.py).
+RESOURCE = 9
 #: The same read again while nothing changed: the authentication only (server/read_cache.py).
 RESOURCE_AGAIN = 1
 #: POST /login, in three transactions: purge expired sessions and throttle rows and reserve a

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 
 from catalog_nb.server import profiling
 from catalog_nb.server.store import ingest
-from catalog_nb.server.store.schema import data_resources
+from catalog_nb.server.store import search as search_store
+from catalog_nb.server.store.schema import data_resources, stored_searches
 from tests.conftest import Http, Server
+from tests.server.helpers import session_token, token_hash
 from tests.server.search_helpers import Lake, build_lake, facet, paths, post, put, search
 
 
@@ -251,3 +253,23 @@ def test_stored_search_pages_consistently(srv: Server, admin: Http, lake: Lake,
     page = post(admin, "/search/page", {"key": first["key"],
                                         "pagingCriteria": {"start": 0, "size": 2}})
     assert page["matchedKeys"] == [order[0]] and page["removedSinceSearch"] == 1
+
+
+def test_a_session_keeps_its_newest_results(srv: Server, lake: Lake) -> None:
+    """Each search stores its result; a session keeps the ``KEEP_PER_SESSION`` newest, the
+    older ones are dropped as the next is stored (and their pages answer 404)."""
+    http = srv.session()
+    phrases = (["csv", "orders", None] * 10)[:search_store.KEEP_PER_SESSION + 2]
+    keys = [search(http, phrase, pagingCriteria={"start": 0, "size": 1})["key"]
+            for phrase in phrases]
+    X = stored_searches
+    with srv.store.read() as conn:
+        stored = set(conn.execute(select(X.c.key).where(
+            X.c.token_hash == token_hash(session_token(http)))).scalars())
+    assert stored == set(keys[2:])
+    for dropped in keys[:2]:
+        response = http.post("/search/page", json={"key": dropped,
+                                                   "pagingCriteria": {"start": 0, "size": 1}})
+        assert response.status_code == 404, response.text
+    page = post(http, "/search/page", {"key": keys[2], "pagingCriteria": {"start": 0, "size": 1}})
+    assert page["key"] == keys[2]

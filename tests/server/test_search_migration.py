@@ -2,7 +2,8 @@
 ``search_facet_values`` (as version 6 kept them) gets them as resource columns, read through the
 covering index ``ix_resources_facets``; its tags stay where they were. Schema version 9: a
 store without facet cells gets them counted, with the name index and the stored results' state.
-Schema version 10: a store without the documents' facet rows gets them written; 11: their tails."""
+Schema version 10: a store without the documents' facet rows gets them written; 11: their tails;
+13: document ids never given twice."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from sqlalchemy import delete, insert, inspect, select, text
 
 from catalog_nb.server.search.facets import FIELD_TYPE_BITS
 from catalog_nb.server.store import Store, facet_cells
+from catalog_nb.server.store import search as search_store
 from catalog_nb.server.store.migrations import LATEST
 from catalog_nb.server.store.schema import (
     data_resources,
     schema_version,
     search_cell_members,
     search_document_facets,
+    search_documents,
     search_facet_values,
 )
 from tests.benchmarks.catalog_fixture import tag_catalog, write_catalog
@@ -82,6 +85,7 @@ def _as_version_8(store: Store) -> None:
         conn.exec_driver_sql("DROP TABLE search_cell_members")
         conn.exec_driver_sql("DROP INDEX IF EXISTS ix_resources_name")
         conn.exec_driver_sql("DROP INDEX IF EXISTS ix_resources_name_c")
+        conn.exec_driver_sql("DROP INDEX ix_stored_searches_state")  # version 14's
         for column in ("state", "matched"):
             conn.exec_driver_sql(f"ALTER TABLE stored_searches DROP COLUMN {column}")
         conn.execute(delete(schema_version).where(schema_version.c.version > 8))
@@ -153,3 +157,49 @@ def test_a_version_10_store_gets_its_document_facet_tails(store_url: str) -> Non
         assert json.loads(row.tail) == [*(member[c] for c in facet_cells.COLUMNS[:-1]),
                                         member["derived"]]
         assert row.change_day == member["change_day"]
+
+
+def test_a_version_12_store_never_gives_a_document_id_twice(store_url: str) -> None:
+    """Version 13: on SQLite, the documents are moved into a table with AUTOINCREMENT, ids
+    kept (the FTS rows are keyed by them) and facet rows written again; a document written
+    anew then never takes the id of the one it replaces, even the highest (processes keep
+    documents' rows by id). PostgreSQL's ids come from a sequence: nothing to do there."""
+    with Store(store_url, application_name=TEST_APPLICATION) as store:
+        _write_tagged(store)
+        with store.read() as conn:
+            documents = sorted(conn.execute(select(search_documents)).all(), key=repr)
+            rows = sorted(conn.execute(select(search_document_facets)).all(), key=repr)
+        sqlite = store.dialect == "sqlite"
+        with store.write() as conn:
+            if sqlite:  # version 12's table: a plain rowid, the highest given again
+                conn.exec_driver_sql("CREATE TEMP TABLE kept AS SELECT * FROM search_documents")
+                conn.exec_driver_sql("DROP TABLE search_document_facets")
+                conn.exec_driver_sql("DROP TABLE search_documents")
+                conn.exec_driver_sql(
+                    "CREATE TABLE search_documents (doc_id INTEGER NOT NULL PRIMARY KEY, "
+                    "resource_key VARCHAR(64) NOT NULL UNIQUE "
+                    "REFERENCES data_resources (key) ON DELETE CASCADE, name TEXT NOT NULL, "
+                    "path TEXT NOT NULL, tags TEXT NOT NULL, fields TEXT NOT NULL, "
+                    "descriptions TEXT NOT NULL, custom TEXT NOT NULL)")
+                conn.exec_driver_sql("INSERT INTO search_documents SELECT * FROM kept")
+                conn.exec_driver_sql("DROP TABLE kept")
+                search_document_facets.create(conn)
+                facet_cells.rebuild_documents(conn)
+            conn.execute(delete(schema_version).where(schema_version.c.version > 12))
+
+        assert store.migrate() == LATEST
+        with store.read() as conn:
+            assert sorted(conn.execute(select(search_documents)).all(), key=repr) == documents
+            assert sorted(conn.execute(select(search_document_facets)).all(),
+                          key=repr) == rows
+            versions = conn.execute(select(schema_version.c.version)).scalars().all()
+            last, key = conn.execute(
+                select(search_documents.c.doc_id, search_documents.c.resource_key)
+                .order_by(search_documents.c.doc_id.desc()).limit(1)).one()
+        assert sorted(versions) == list(range(1, LATEST + 1))
+        with store.write() as conn:
+            search_store.refresh(conn, [key])
+        with store.read() as conn:
+            now = conn.execute(select(search_documents.c.doc_id).where(
+                search_documents.c.resource_key == key)).scalar_one()
+    assert now > last

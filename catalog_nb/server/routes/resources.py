@@ -46,7 +46,7 @@ from catalog_nb.server.schemas.resource_query import (
 )
 from catalog_nb.server.schemas.resources import Shaping, page_out
 from catalog_nb.server.security import Caller, PathSpec, Visibility, require_level, visibility
-from catalog_nb.server.store import Store
+from catalog_nb.server.store import Store, definitions
 from catalog_nb.server.store import associations as association_store
 from catalog_nb.server.store import custom_properties as property_store
 from catalog_nb.server.store import favorites as favorite_store
@@ -125,12 +125,13 @@ def shaping(
     if wanted("dataSetVirtualFolders"):
         ctx.folders = [
             (f["name"], f["data_source_key"], [PathSpec.of(s) for s in f["path_specs"] or []])
-            for f in folder_store.folders_in_sources(conn, sources) if vis.sees_folder(f)
+            for f in definitions.folders(conn)
+            if f["data_source_key"] in sources and vis.sees_folder(f)
         ]
     if wanted("dataSetMember"):
         ctx.datasets = [
             {k: specs for k, specs in folder_store.specs_of(d).items() if k in sources}
-            for d in folder_store.list_datasets(conn, vis)
+            for d in definitions.datasets(conn) if vis.sees_dataset(d)
         ]
     return ctx
 

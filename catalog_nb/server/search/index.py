@@ -39,8 +39,12 @@ class SearchIndex(Protocol):
     def matches(self, term: Term) -> ColumnElement[Any]:
         """A SELECT of the ``resource_key`` of every document the term matches."""
 
+    def scored(self, terms: Sequence[Term], *, every: bool) -> Subquery:
+        """``(doc_id, score)`` of the documents matching every term (``every``) or any; a
+        higher score is more relevant."""
+
     def ranked(self, terms: Sequence[Term], *, every: bool) -> Subquery:
-        """``(resource_key, score, doc_id)`` of the documents matching every term (``every``)
+        """``(resource_key, score)`` of the documents matching every term (``every``)
         or any; a higher score is more relevant."""
 
 

@@ -66,8 +66,16 @@ class PostgresIndex:
         d = search_documents
         return select(d.c.resource_key).where(self._condition(term))  # type: ignore[return-value]
 
+    def scored(self, terms: Sequence[Term], *, every: bool) -> Subquery:
+        score, where = self._scored(terms, every)
+        return select(search_documents.c.doc_id, score.label("score")).where(where).subquery()
+
     def ranked(self, terms: Sequence[Term], *, every: bool) -> Subquery:
         d = search_documents
+        score, where = self._scored(terms, every)
+        return select(d.c.resource_key, score.label("score")).where(where).subquery()
+
+    def _scored(self, terms: Sequence[Term], every: bool) -> tuple[Any, ColumnElement[bool]]:
         conditions = [self._condition(t) for t in terms]
         joined = " & " if every else " | "
         combined = func.to_tsquery(
@@ -78,4 +86,4 @@ class PostgresIndex:
         where = conditions[0]
         for c in conditions[1:]:
             where = (where & c) if every else (where | c)
-        return select(d.c.resource_key, score.label("score"), d.c.doc_id).where(where).subquery()
+        return score, where

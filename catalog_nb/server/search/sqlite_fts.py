@@ -69,13 +69,15 @@ class SqliteIndex:
             d.c.doc_id.in_(select(found.c.doc_id))
         )
 
-    def ranked(self, terms: Sequence[Term], *, every: bool) -> Subquery:
+    def scored(self, terms: Sequence[Term], *, every: bool) -> Subquery:
         joiner = " AND " if every else " OR "
-        expr = joiner.join(f"({expression(t)})" for t in terms)
-        found = self._match(expr, True).subquery()
+        return self._match(joiner.join(f"({expression(t)})" for t in terms), True).subquery()
+
+    def ranked(self, terms: Sequence[Term], *, every: bool) -> Subquery:
+        found = self.scored(terms, every=every)
         d = search_documents
         return (
-            select(d.c.resource_key, found.c.score, d.c.doc_id)
+            select(d.c.resource_key, found.c.score)
             .join(found, found.c.doc_id == d.c.doc_id)
             .subquery()
         )

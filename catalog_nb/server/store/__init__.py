@@ -48,7 +48,7 @@ from catalog_nb.server.store.common import stored_json
 from catalog_nb.server.store.migrations import migrate
 from catalog_nb.server.store.schema import UNCOUNTED_TABLES, store_generations
 
-__all__ = ["Store", "busy_error", "is_busy", "note_change"]
+__all__ = ["Store", "busy_error", "changed", "is_busy", "note_change"]
 
 #: PostgreSQL SQLSTATEs meaning "try again": lock_not_available (lock_timeout), deadlock,
 #: serialization failure, too many connections.
@@ -220,6 +220,12 @@ def _count_changes(engine: Engine) -> None:
             name = found.group(1).lower() if found else None
         if name not in UNCOUNTED_TABLES:
             info[_CHANGED] = True
+
+
+def changed(conn: Connection) -> bool:
+    """Whether the connection's open transaction has written a table the catalog generation
+    counts (what it reads is then not what the generation stands for)."""
+    return bool(conn.info.get(_CHANGED))
 
 
 def note_change(conn: Connection, table: str) -> None:

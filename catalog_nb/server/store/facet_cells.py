@@ -39,8 +39,7 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
-import time
+import operator
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,7 +57,6 @@ from sqlalchemy import (
     insert,
     or_,
     select,
-    true,
 )
 from sqlalchemy.sql import FromClause
 
@@ -67,19 +65,18 @@ from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import bulk_insert
 from catalog_nb.server.store import folders as folder_store
 from catalog_nb.server.store.common import any_key, chunks
+from catalog_nb.server.store.definitions import GenerationKept, source_names
+from catalog_nb.server.store.document_rows import scored_rows
 from catalog_nb.server.store.facets import FacetContext, MaskSums, Ranking, search_pass
 from catalog_nb.server.store.resources import specs_condition, visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
-    data_sources,
     search_cell_members,
     search_cells,
     search_document_facets,
     search_documents,
     search_facet_values,
-    store_generations,
 )
-from catalog_nb.server.store.streaming import streamed
 
 C, M, R, D = search_cells, search_cell_members, data_resources, search_document_facets
 #: The resource cells' ``facet`` (and ``category``); derived cells carry the facet row's.
@@ -366,40 +363,14 @@ class Held:
 Places = dict[Coordinates, Held]
 
 
-class _Kept(NamedTuple):
-    generation: int
-    at: float
+class _Cells(NamedTuple):
     places: Places
-    names: dict[str, str]
     #: The days of change of the places (for the boundary days' check).
     days: frozenset[int | None]
 
 
-#: The cells and source names last read per database, under the catalog generation they were
-#: read at (``schema.store_generations``: every committed change to the catalog moves it).
-_KEPT: dict[str, _Kept] = {}
-_KEPT_LOCK = threading.Lock()
-#: The longest kept cells are used (a change made behind the store's back shows by then).
-KEEP_SECONDS = 5.0
-
-
-def _generation(conn: Connection) -> int | None:
-    G = store_generations
-    found = conn.execute(select(G.c.generation).where(G.c.name == "catalog")).scalar()
-    return None if found is None else int(found)
-
-
-def _all_cells(conn: Connection) -> _Kept:
-    """Every cell (delta rows summed) by place, and every source's name, reused while the
-    catalog's generation stays the one they were read at: a facet-only search then reads one
-    row."""
-    where = str(conn.engine.url)
-    before = _generation(conn)
-    with _KEPT_LOCK:
-        kept = _KEPT.get(where)
-    if (kept is not None and before is not None and kept.generation == before
-            and time.monotonic() - kept.at < KEEP_SECONDS):
-        return kept
+def _read_cells(conn: Connection) -> _Cells:
+    """Every cell (delta rows summed) by place."""
     query = select(C.c.facet, C.c.category, *(C.c[c] for c in COLUMNS), C.c.n)
     summed: dict[tuple[str, str, Coordinates], int] = defaultdict(int)
     for facet, category, *columns, n in conn.execute(query).all():
@@ -412,16 +383,12 @@ def _all_cells(conn: Connection) -> _Kept:
                 held.n += n
             else:
                 held.add(facet, category, n)
-    names = {str(k): str(n) for k, n in conn.execute(
-        select(data_sources.c.key, data_sources.c.name)).all()}
-    found = _Kept(before or 0, time.monotonic(), places, names,
-                  frozenset(place.change_day for place in places))
-    # Kept only when no commit came between the reads (PostgreSQL reads each statement at its
-    # own snapshot): the generation read after them is the one read before.
-    if before is not None and _generation(conn) == before:
-        with _KEPT_LOCK:
-            _KEPT[where] = found
-    return found
+    return _Cells(places, frozenset(place.change_day for place in places))
+
+
+#: The cells, reused while the catalog's generation stays the one they were read at: a
+#: facet-only search then reads one row.
+_ALL_CELLS = GenerationKept(_read_cells)
 
 
 def _seen(places: Places) -> int:
@@ -529,14 +496,14 @@ def counts(
     (module docstring)."""
     if not answerable(ctx, selections):
         return None
-    kept = _all_cells(conn)
+    kept = _ALL_CELLS.get(conn)
     places, days = kept.places, kept.days
     if not vis.everything:  # the cells of the sources the caller sees whole
         places = {place: held for place, held in kept.places.items()
                   if place.data_source_key in vis.sources}
         days = frozenset(place.change_day for place in places)
     skipped = boundary_days(ctx.now)
-    counted = _from_places(places, ctx, selections, kept.names, skipped)
+    counted = _from_places(places, ctx, selections, source_names(conn), skipped)
     _count_rest(conn, vis, ctx, chosen, counted, boundary=not days.isdisjoint(skipped),
                 where=[visible_condition(conn, vis)])
     return CellCounts(counted, _seen(places))
@@ -603,50 +570,38 @@ def _parsed_tail(tail: str) -> tuple[tuple[Any, ...], frozenset[tuple[str, str]]
     return tuple(values), frozenset((str(f), str(c)) for f, c in orjson.loads(derived))
 
 
-#: A (tail, day) of :func:`keyword_counts` not seen yet.
-_UNSEEN: Any = object()
+#: The number of a document row's spot (``document_rows.scored_rows``).
+_SPOT = operator.itemgetter(2)
 
 
 def keyword_counts(
     conn: Connection, vis: Visibility, ctx: FacetContext,
     selections: Mapping[str, Sequence[str]], chosen: Mapping[str, ColumnElement[bool]],
-    ranked: FromClause, *, where: Sequence[ColumnElement[bool]], source: FromClause,
+    scored: FromClause, *, where: Sequence[ColumnElement[bool]], source: FromClause,
     ranking: Ranking,
 ) -> tuple[Counted, list[list[Any]]] | None:
     """Every facet counted for a keyword search, and its matches as [key, score] by score
     (best first), then name and key; None when the cells' coordinates cannot count it exactly
     (:func:`answerable`).
 
-    ``ranked`` is the phrase's (resource_key, score, doc_id) relation. Each match's name,
-    coordinates and derived categories are read from its document's facet row
-    (``search_document_facets``: a narrow row, found by the integer key the full-text match
-    gives) instead of the wide resource row (by text key) and a probe of the facet values per
-    match; matches counted alike make one cell (:func:`_from_places`). The coordinates come as
-    one JSON text per match (the row's ``tail``) and its day: a group is worked out once per
-    distinct pair, so that per match only its group is looked up, counted, and the match kept
-    for the ordering when the group passes every selection. What the cells cannot give
-    exactly is counted per resource, as :func:`counts` does, over ``where`` and ``source``
-    (the search's) and ordered by ``ranking``."""
+    ``scored`` is the phrase's (doc_id, score) relation. Each match's name, coordinates and
+    derived categories are its document's facet row (``search_document_facets``: a narrow row,
+    by the integer key the full-text match gives, kept per process once read:
+    :mod:`~catalog_nb.server.store.document_rows`) instead of the wide resource row (by text
+    key) and a probe of the facet values per match; matches counted alike make one cell
+    (:func:`_from_places`). The coordinates come as one JSON text per match (the row's
+    ``tail``) and its day: a group is worked out once per distinct pair, so that per match only
+    its group is looked up, counted, and the match kept for the ordering when the group passes
+    every selection. What the cells cannot give exactly is counted per resource, as
+    :func:`counts` does, over ``where`` and ``source`` (the search's) and ordered by
+    ``ranking``."""
     if not answerable(ctx, selections):
         return None
     # The score as the one-pass statement reads it (PostgreSQL's ts_rank is a real, which that
     # statement's UNION makes a double precision): equal scores then order alike.
-    score = cast(ranked.c.score, Float)
-    wanted = [D.c.resource_key, D.c.name, D.c.tail, D.c.change_day]
-    if conn.dialect.name == "postgresql":
-        # A probe of the facet rows per match, by their key: left to itself, PostgreSQL
-        # hashes every facet row of the catalog (a time that grows with the catalog, 54 ms
-        # against 15 for the 5,000 matches of 100,000 documents). OFFSET 0 keeps the planner
-        # from folding the lateral subquery back into a join it would hash.
-        rows: Any = select(*wanted).where(D.c.doc_id == ranked.c.doc_id).offset(0).lateral("d")
-        query = (select(rows.c.resource_key, score, rows.c.name, rows.c.tail, rows.c.change_day)
-                 .select_from(ranked.join(rows, true())))
-    else:
-        query = (select(wanted[0], score, *wanted[1:])
-                 .select_from(ranked.join(D, D.c.doc_id == ranked.c.doc_id)))
+    query = select(scored.c.doc_id, cast(scored.c.score, Float))
     skipped = boundary_days(ctx.now)
-    names = {str(k): str(n) for k, n in conn.execute(
-        select(data_sources.c.key, data_sources.c.name)).all()}
+    names = source_names(conn)
     bits = {name: 1 << i for i, name in enumerate(selections)}
     full = (1 << len(selections)) - 1
     derived_chosen = [(bits[n], (str(ctx.facets[n].stored), str(c[0])))
@@ -697,17 +652,18 @@ def keyword_counts(
         alike[(tail, day)] = found
         return found
 
-    # Per match, the least work (a few thousand matches per search).
-    groups: dict[tuple[str, int | None], _Group | None] = {}
-    ranked_matches: list[tuple[float, str, str]] = []
-    for key, found_score, name, tail, day in streamed(conn, query):
-        found = groups.get((tail, day), _UNSEEN)
-        if found is _UNSEEN:
-            found = groups[(tail, day)] = group(tail, day)
+    # Per match, the least work (a few thousand matches per search): counted by spot, in C.
+    found_rows = scored_rows(conn, query)
+    passing: set[int] = set()
+    for number, n in Counter(map(_SPOT, found_rows.rows)).items():
+        found = group(*found_rows.spots[number])
         if found is not None:
-            found.n += 1
+            found.n += n
             if found.full:
-                ranked_matches.append((-float(found_score or 0.0), name, key))
+                passing.add(number)
+    ranked_matches = [(-score, row[1], row[0])
+                      for score, row in zip(found_rows.scores, found_rows.rows, strict=True)
+                      if row[2] in passing]
     places: Places = {}
     for found in alike.values():
         if found is not None and found.n:

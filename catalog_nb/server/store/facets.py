@@ -61,11 +61,11 @@ from catalog_nb.server.errors import BadRequest
 from catalog_nb.server.search import facets as F
 from catalog_nb.server.search.facets import FIELD_TYPE_BITS
 from catalog_nb.server.security import Visibility
+from catalog_nb.server.store import definitions
 from catalog_nb.server.store import folders as folder_store
 from catalog_nb.server.store.common import code_points, now_ms
 from catalog_nb.server.store.resources import specs_condition, visible_condition
 from catalog_nb.server.store.schema import (
-    custom_properties,
     data_resources,
     data_sources,
     search_facet_values,
@@ -87,12 +87,11 @@ class FacetContext:
 def facet_context(conn: Connection, vis: Visibility) -> FacetContext:
     """The facets in force for a caller, in their order on the wire."""
     found = {f.name: f for f in F.BUILT_IN}
-    cp = custom_properties
-    query = select(cp.c.key, cp.c.name, cp.c.display_name).where(cp.c.facet_able.is_(True))
-    for key, name, display in conn.execute(query.order_by(cp.c.name_fold)):
+    for key, name, display in definitions.custom_facets(conn):
         facet = F.custom_facet(key, name, display)
         found[facet.name] = facet
-    return FacetContext(found, folder_store.list_folders(conn, vis), now_ms())
+    return FacetContext(found, [f for f in definitions.folders(conn) if vis.sees_folder(f)],
+                        now_ms())
 
 
 def joined() -> FromClause:

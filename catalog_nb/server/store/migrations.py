@@ -33,8 +33,10 @@ from catalog_nb.server.store.schema import (
     search_cell_members,
     search_cells,
     search_document_facets,
+    search_documents,
     staged_fields,
     store_generations,
+    stored_searches_by_state,
 )
 
 Step = Callable[[Connection], None]
@@ -127,6 +129,33 @@ def _rebuild_document_facets(conn: Connection) -> None:
     analyze(conn, ["search_document_facets"])
 
 
+def _documents_never_reuse_ids(conn: Connection) -> None:
+    # SQLite gives a deleted highest rowid again unless the table is AUTOINCREMENT, which only
+    # a new table can be: the documents are copied, ids and all (the FTS rows are keyed by
+    # them), into the table as now defined, and their facet rows written again (dropping the
+    # documents would delete them by the foreign key's cascade anyway).
+    if conn.dialect.name != "sqlite":
+        return
+    if "AUTOINCREMENT" in str(conn.exec_driver_sql(
+            "SELECT sql FROM sqlite_master WHERE name = 'search_documents'").scalar_one()):
+        return
+    columns = ", ".join(c.name for c in search_documents.columns)
+    conn.exec_driver_sql(f"CREATE TEMP TABLE documents_kept AS SELECT {columns} "
+                         "FROM search_documents")
+    search_document_facets.drop(conn, checkfirst=True)
+    search_documents.drop(conn)
+    search_documents.create(conn)
+    conn.exec_driver_sql(f"INSERT INTO search_documents ({columns}) SELECT {columns} "
+                         "FROM documents_kept")
+    conn.exec_driver_sql("DROP TABLE documents_kept")
+    _rebuild_document_facets(conn)
+    analyze(conn, ["search_documents"])
+
+
+def _results_by_state(conn: Connection) -> None:
+    stored_searches_by_state.create(conn, checkfirst=True)
+
+
 def uncompressed_results(conn: Connection) -> None:
     """PostgreSQL: a stored search's matches are kept as written, not compressed: pglz took
     10 ms to compress the 260 kB of 5,000 matches on every search, the plain write 3 ms (they
@@ -157,6 +186,10 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (11, "search: each document's facet coordinates as one text, as keyword searches read them",
      _document_tails),
     (12, "PostgreSQL: stored search results kept uncompressed", uncompressed_results),
+    (13, "SQLite: search document ids never given twice, as processes keep documents by id",
+     _documents_never_reuse_ids),
+    (14, "stored search results found by session and state without reading them",
+     _results_by_state),
 ]
 
 LATEST = MIGRATIONS[-1][0]

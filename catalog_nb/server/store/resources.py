@@ -365,9 +365,22 @@ def by_keys(conn: Connection, vis: Visibility, keys: Sequence[str]) -> dict[str,
     """The rows (with their source) of those of ``keys`` the caller sees, by key."""
     if not keys:
         return {}
-    query = (read_query(conn, SHAPED_COLUMNS)
-             .where(R.c.key.in_(list(keys)), visible_condition(conn, vis)))
-    return {row["key"]: row for row in rows_of(conn.execute(query))}
+    if vis.specs and not vis.everything:
+        query = (read_query(conn, SHAPED_COLUMNS)
+                 .where(R.c.key.in_(list(keys)), visible_condition(conn, vis)))
+        return {row["key"]: row for row in rows_of(conn.execute(query))}
+    seen = _by_keys(conn.dialect.name, None if vis.everything else vis.sources)
+    return {row["key"]: row for row in rows_of(conn.execute(seen, {"keys": list(keys)}))}
+
+
+@functools.lru_cache(maxsize=64)
+def _by_keys(dialect: str, sources: frozenset[str] | None) -> Select[Any]:
+    # The same statement object for every page of a caller who sees whole sources (None:
+    # everything): SQLAlchemy keys its compiled statements by a walk of the statement, memoized
+    # on the object, which for these forty JSON pairs cost 0.5 ms a page when built anew.
+    query = _read_query(dialect, SHAPED_COLUMNS, None, False).where(
+        R.c.key.in_(bindparam("keys", expanding=True)))
+    return query if sources is None else query.where(R.c.data_source_key.in_(sorted(sources)))
 
 
 def get_visible(conn: Connection, vis: Visibility, key: str) -> dict[str, Any]:

@@ -509,7 +509,10 @@ datasets = Table(
 # The keyword index: one document per resource, its text by column (normalised: words separated
 # by single spaces), maintained by store/search.py in the transaction of every write that changes
 # it. SQLite indexes it in the FTS5 table ``search_fts`` (rowid = doc_id); PostgreSQL in the
-# ``tsv`` column with a GIN index. Both are created by migrations.create_search_index.
+# ``tsv`` column with a GIN index. Both are created by migrations.create_search_index. A refresh
+# writes a resource's document anew, under an id never given before (AUTOINCREMENT on SQLite,
+# which would otherwise give a deleted highest id again; a sequence on PostgreSQL): a document's
+# rows never change, so processes keep them by id (store/document_rows.py).
 search_documents = Table(
     "search_documents",
     metadata,
@@ -524,6 +527,7 @@ search_documents = Table(
     Column("fields", Text, nullable=False),
     Column("descriptions", Text, nullable=False),
     Column("custom", Text, nullable=False),
+    sqlite_autoincrement=True,
 )
 
 # Categories of the facets that a resource row does not hold itself (tags and custom property
@@ -618,6 +622,10 @@ stored_searches = Table(
     Column("matched", BigInteger),
 )
 Index("ix_stored_searches_session", stored_searches.c.token_hash, stored_searches.c.created_ms)
+# A session's results by state (a search defers those still being ordered) without reading a
+# result: on SQLite the state column comes after the matches, which take dozens of overflow pages.
+stored_searches_by_state = Index("ix_stored_searches_state", stored_searches.c.token_hash,
+                                 stored_searches.c.state)
 
 # Lineage between two resources: FACTUAL from a view's SQL, INFERRED from content containment.
 # ``field_lineage`` is [{"downstreamField": name, "upstreamFields": [name, ...]}]; ``evidence``

@@ -264,6 +264,8 @@ class Matching:
     condition: ColumnElement[bool] | None
     ranked: Subquery | None
     inner: bool = False
+    #: The phrase's (doc_id, score) when it is a pure conjunction of terms (``inner``).
+    scored: Subquery | None = None
 
 
 def _compile(index: SearchIndex, node: Node) -> ColumnElement[bool]:
@@ -292,7 +294,8 @@ def matching(conn: Connection, node: Node) -> Matching:
     pure = pure_conjunction(node)
     if pure is not None:
         ranked = index.ranked(pure, every=True)
-        return Matching(R.c.key.in_(select(ranked.c.resource_key)), ranked, inner=True)
+        return Matching(R.c.key.in_(select(ranked.c.resource_key)), ranked, inner=True,
+                        scored=index.scored(pure, every=True))
     terms = positive_terms(node)
     return Matching(_compile(index, node),
                     index.ranked(terms, every=False) if terms else None)
@@ -346,8 +349,8 @@ class _Compiled:
     where: list[ColumnElement[bool]]
     chosen: dict[str, ColumnElement[bool]]
     ranking: Ranking
-    #: The phrase's (resource_key, score, doc_id) relation when every match has a score (a pure
-    #: conjunction of terms), and the matches are ordered by it alone (then name and key).
+    #: The phrase's (doc_id, score) relation when every match has a score (a pure conjunction
+    #: of terms), and the matches are ordered by it alone (then name and key).
     by_score: Subquery | None = None
 
 
@@ -368,7 +371,7 @@ def _compiled(conn: Connection, vis: Visibility, ctx: FacetContext, plan: Plan) 
         else:
             source = source.outerjoin(ranked, ranked.c.resource_key == R.c.key)
             score = func.coalesce(ranked.c.score, 0.0)
-    by_score = match.ranked if match.inner and plan.sort in ([], [("score", False)]) else None
+    by_score = match.scored if match.inner and plan.sort in ([], [("score", False)]) else None
     return _Compiled(source, where, chosen, _ranking(plan, score), by_score)
 
 
@@ -504,18 +507,32 @@ def save(
     are from now on left to their pages (``DEFERRED``)."""
     key, session, now = new_key(), _session(token), now_ms()
     X = stored_searches
-    conn.execute(update(X).where(X.c.token_hash == session, X.c.state == ORDERING)
-                 .values(state=DEFERRED))
-    conn.execute(insert(stored_searches).values(
+    added = insert(X).values(
         key=key, token_hash=session, criteria=dict(criteria), summary=dict(summary),
         ordered=encoded_json(conn, matches), created_ms=now,
         state=READY if matched is None else ORDERING,
         matched=matched,
-    ))
-    kept = select(X.c.key).where(X.c.token_hash == session).order_by(
+    )
+    if conn.dialect.name == "postgresql":
+        # One statement, one round trip instead of three. Its parts all read the rows as they
+        # were before it: the session's newest results but one are kept (the new one makes
+        # the number), and only those are deferred (a row both deferred and dropped would be
+        # changed twice in one statement, which PostgreSQL resolves as it pleases).
+        kept = (select(X.c.key).where(X.c.token_hash == session)
+                .order_by(X.c.created_ms.desc(), X.c.key.desc())
+                .limit(KEEP_PER_SESSION - 1).scalar_subquery())
+        dropped = delete(X).where(X.c.token_hash == session, X.c.key.not_in(kept))
+        deferred = (update(X).where(X.c.token_hash == session, X.c.state == ORDERING,
+                                    X.c.key.in_(kept)).values(state=DEFERRED))
+        conn.execute(added.add_cte(dropped.cte("dropped"), deferred.cte("deferred")))
+        return key
+    conn.execute(update(X).where(X.c.token_hash == session, X.c.state == ORDERING)
+                 .values(state=DEFERRED))
+    conn.execute(added)
+    kept_all = select(X.c.key).where(X.c.token_hash == session).order_by(
         X.c.created_ms.desc(), X.c.key.desc()).limit(KEEP_PER_SESSION)
     conn.execute(delete(X).where(X.c.token_hash == session, X.c.key.not_in(
-        select(kept.subquery().c.key))))
+        select(kept_all.subquery().c.key))))
     return key
 
 
