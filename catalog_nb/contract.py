@@ -29,6 +29,12 @@ USER_SEARCH_DEFAULT_LIMIT = 25
 USER_SEARCH_MAX_LIMIT = 1000
 #: Largest page of the audit trail (`size`).
 AUDIT_PAGE_MAX = 1000
+#: Default and largest `limit` of `GET /job`.
+JOB_LIST_DEFAULT = 100
+JOB_LIST_MAX = 1000
+#: Most items `POST /tagassociation/list` takes in one request, and the largest `pageSize` of
+#: `GET /tagassociation`.
+ASSOCIATION_LIST_MAX = 1000
 #: Default and largest `pageSize` of `GET /dataresource/metadata`; larger values are refused.
 METADATA_PAGE_DEFAULT = 100
 METADATA_PAGE_MAX = 1000

@@ -30,7 +30,7 @@ from catalog_nb.client.errors import (
     ServiceBusyError,
     TruncatedResultWarning,
 )
-from catalog_nb.client.resource_view import Resource
+from catalog_nb.client.resources.view import Resource
 from catalog_nb.client.search import SearchResult
 
 __all__ = [

@@ -30,14 +30,11 @@ from typing import Any
 
 from urllib3.util.retry import Retry
 
-from catalog_nb.client.api import CatalogApi
-from catalog_nb.client.associations import AssociationsMixin
-from catalog_nb.client.audit import AuditMixin
-from catalog_nb.client.bulk import BulkMixin
-from catalog_nb.client.config import resolve
-from catalog_nb.client.coverage import CoverageMixin
+from catalog_nb.client.api.core import CatalogApi
+from catalog_nb.client.audit_trail import AuditMixin
+from catalog_nb.client.credentials import resolve
 from catalog_nb.client.errors import CatalogError
-from catalog_nb.client.folders import FoldersMixin
+from catalog_nb.client.favorites import FavoritesMixin
 from catalog_nb.client.http import (
     DEFAULT_BACKOFF,
     DEFAULT_RETRIES,
@@ -46,15 +43,20 @@ from catalog_nb.client.http import (
     Timeout,
 )
 from catalog_nb.client.jobs import JobsMixin
-from catalog_nb.client.lineage import LineageMixin
-from catalog_nb.client.objects import ObjectsMixin
-from catalog_nb.client.properties import CustomPropertiesMixin
-from catalog_nb.client.resources import ResourcesMixin
+from catalog_nb.client.relations.lineage import LineageMixin
+from catalog_nb.client.resources.folders import FoldersMixin
+from catalog_nb.client.resources.properties import CustomPropertiesMixin
+from catalog_nb.client.resources.resources import ResourcesMixin
+from catalog_nb.client.resources.sources import SourcesMixin
+from catalog_nb.client.reviews import ReviewsMixin
 from catalog_nb.client.roles import RolesMixin
 from catalog_nb.client.search import SearchMixin
+from catalog_nb.client.service_config import ServiceConfigMixin
 from catalog_nb.client.snapshots import SnapshotMixin
-from catalog_nb.client.sources import SourcesMixin
-from catalog_nb.client.tags import TagsMixin
+from catalog_nb.client.tags.associations import AssociationsMixin
+from catalog_nb.client.tags.bulk import BulkMixin
+from catalog_nb.client.tags.coverage import CoverageMixin
+from catalog_nb.client.tags.tags import TagsMixin
 from catalog_nb.client.users import UsersMixin
 
 __all__ = ["Catalog", "connect"]
@@ -77,26 +79,35 @@ class Catalog(
     SearchMixin,
     LineageMixin,
     CoverageMixin,
-    ObjectsMixin,
+    FavoritesMixin,
+    ReviewsMixin,
+    ServiceConfigMixin,
     SnapshotMixin,
 ):
     """A logged-in connection to one catalog service. Make one with :func:`connect`.
 
     Families: users and roles (:mod:`~catalog_nb.client.users`, :mod:`~catalog_nb.client.roles`),
-    the audit trail (:mod:`~catalog_nb.client.audit`), data sources
-    (:mod:`~catalog_nb.client.sources`), browse/profile jobs (:mod:`~catalog_nb.client.jobs`),
-    data resources and their fields (:mod:`~catalog_nb.client.resources`), custom property
-    definitions (:mod:`~catalog_nb.client.properties`), virtual folders and data sets
-    (:mod:`~catalog_nb.client.folders`), tag domains and tags (:mod:`~catalog_nb.client.tags`),
-    tag associations with ``tag``/``untag`` (:mod:`~catalog_nb.client.associations`) and bulk
-    tagging from DataFrames (:mod:`~catalog_nb.client.bulk`), faceted search
-    (:mod:`~catalog_nb.client.search`), lineage, impact, join graphs and paths and table
-    overlap as networkx graphs and frames (:mod:`~catalog_nb.client.lineage`), and tag coverage
-    with the tag graph (:mod:`~catalog_nb.client.coverage`); draw the graphs with
-    :mod:`catalog_nb.notebook.drawing`.
+    the audit trail (:mod:`~catalog_nb.client.audit_trail`), data sources
+    (:mod:`~catalog_nb.client.resources.sources`), browse/profile jobs
+    (:mod:`~catalog_nb.client.jobs`), data resources and their fields
+    (:mod:`~catalog_nb.client.resources.resources`), custom property definitions
+    (:mod:`~catalog_nb.client.resources.properties`), virtual folders and data sets
+    (:mod:`~catalog_nb.client.resources.folders`), tag domains and tags
+    (:mod:`~catalog_nb.client.tags.tags`), tag associations with ``tag``/``untag``
+    (:mod:`~catalog_nb.client.tags.associations`) and bulk tagging from DataFrames
+    (:mod:`~catalog_nb.client.tags.bulk`), faceted search (:mod:`~catalog_nb.client.search`),
+    lineage, impact, join graphs and paths and table overlap as networkx graphs and frames
+    (:mod:`~catalog_nb.client.relations.lineage`), and tag coverage with the tag graph
+    (:mod:`~catalog_nb.client.tags.coverage`), favorites (:mod:`~catalog_nb.client.favorites`),
+    reviews (:mod:`~catalog_nb.client.reviews`), the service configuration
+    (:mod:`~catalog_nb.client.service_config`) and snapshots
+    (:mod:`~catalog_nb.client.snapshots`); draw the graphs with
+    :mod:`catalog_nb.notebook.drawing`. Each family is a mixin built on
+    :class:`~catalog_nb.client.part.CatalogPart`, so every method stays one flat call on the
+    catalog (``cat.tags()``, ``cat.tag(...)``).
 
     Attributes:
-        api: the raw layer (:class:`~catalog_nb.client.api.CatalogApi`), one method per
+        api: the raw layer (:class:`~catalog_nb.client.api.core.CatalogApi`), one method per
             endpoint, returning JSON.
         progress: whether long reads show a progress bar.
 
@@ -178,7 +189,7 @@ def connect(
 
     Missing values come from ``CATALOG_URL``, ``CATALOG_USER``, ``CATALOG_PASSWORD`` and then
     the netrc file (``$NETRC`` or ``~/.netrc``, by the URL's host); see
-    :mod:`catalog_nb.client.config`. It logs in at once, so wrong credentials fail here.
+    :mod:`catalog_nb.client.credentials`. It logs in at once, so wrong credentials fail here.
 
     Args:
         url: service root, e.g. ``http://127.0.0.1:8765`` (a trailing ``/api/v2`` is fine).

@@ -7,7 +7,6 @@ catches them all; the subclasses say what went wrong::
     ├── ConfigurationError           (also a ValueError) no URL / no credentials / bad URL
     ├── CatalogConnectionError       no response at all: refused, DNS, reset, TLS
     │   └── CatalogTimeoutError      connect or read timeout
-    │       └── JobTimeoutError      a job did not end in time (it keeps running on the service)
     ├── BadRequestError              400  parameters or payload wrong (``details`` lists them)
     ├── AuthenticationError          401  not logged in, session expired, wrong credentials
     ├── PermissionDeniedError        403  logged in but not allowed
@@ -18,7 +17,9 @@ catches them all; the subclasses say what went wrong::
     ├── ServerError                  5xx  the service failed
     │   └── ServiceBusyError         503  busy (e.g. its store locked); nothing was changed, send
     │                                     the request again after ``retry_after`` seconds
-    └── JobFailedError               a browse/profile job ended FAILED (``job`` holds it)
+    ├── JobFailedError               a browse/profile job ended FAILED (``job`` holds it)
+    └── JobTimeoutError              a job did not end in the time given: the service answered,
+                                     and the job keeps running there (``job`` holds it)
 
 Other unexpected statuses (405, 415, ...) raise the base :class:`CatalogError`.
 
@@ -198,8 +199,11 @@ class JobFailedError(CatalogError):
         self.job: dict[str, Any] = dict(job or {})
 
 
-class JobTimeoutError(CatalogTimeoutError):
+class JobTimeoutError(CatalogError):
     """Waiting for a job took longer than the ``timeout`` given; the job goes on on the service.
+
+    Not a :class:`CatalogConnectionError`: the service was reachable all along, so handlers of
+    "the service is unreachable" do not catch it.
 
     ``job`` is the job's JSON as last seen; follow it with ``cat.job(exc.job["key"])``.
     """

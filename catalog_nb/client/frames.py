@@ -28,7 +28,16 @@ from typing import Any, Literal
 
 import pandas as pd
 
-__all__ = ["DTYPES", "Column", "Kind", "empty_frame", "plain", "to_epoch_ms", "to_frame"]
+__all__ = [
+    "DTYPES",
+    "Column",
+    "Kind",
+    "empty_frame",
+    "json_scalar",
+    "plain",
+    "to_epoch_ms",
+    "to_frame",
+]
 
 Kind = Literal["string", "int", "float", "bool", "time", "list", "dict", "object"]
 
@@ -107,6 +116,13 @@ def to_epoch_ms(value: Any) -> int:
         stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
         return int(stamp.value // 1_000_000)
     raise TypeError(f"cannot read {type(value).__name__} as a point in time")
+
+
+def json_scalar(value: Any) -> Any:
+    """A numpy or pandas scalar as the Python value JSON can carry (``np.int64(5)`` -> 5): the
+    way back from a frame cell to a request body."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and not isinstance(value, list | dict | str) else value
 
 
 def _string(value: Any) -> Any:

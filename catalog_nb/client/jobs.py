@@ -25,17 +25,18 @@ from typing import Any, Literal, overload
 import pandas as pd
 
 from catalog_nb import contract
-from catalog_nb.client.api import CatalogApi
-from catalog_nb.client.errors import JobFailedError, JobTimeoutError, TruncatedResultWarning
+from catalog_nb.client.errors import JobFailedError, JobTimeoutError
 from catalog_nb.client.frames import Column, to_frame
-from catalog_nb.client.sources import SourceRef, pick
+from catalog_nb.client.paging import caller_stacklevel, check_limit, progress_bar, warn_truncated
+from catalog_nb.client.part import CatalogPart
+from catalog_nb.client.resources.sources import SourceRef, resolve_source
 
 __all__ = ["DEFAULT_JOB_LIMIT", "JOB_COLUMNS", "JOB_LIST_MAX", "JobsMixin", "job_series"]
 
 #: Default ``limit`` of :meth:`JobsMixin.jobs` (the service's default too).
-DEFAULT_JOB_LIMIT = 100
+DEFAULT_JOB_LIMIT = contract.JOB_LIST_DEFAULT
 #: Largest ``limit`` the service accepts on ``GET /job``.
-JOB_LIST_MAX = 1000
+JOB_LIST_MAX = contract.JOB_LIST_MAX
 #: Longest pause between two polls of a running job, in seconds (the first pauses are shorter).
 DEFAULT_POLL_INTERVAL = 1.0
 _FIRST_POLL = 0.1
@@ -80,7 +81,7 @@ def _failure(job: Mapping[str, Any]) -> JobFailedError:
     return JobFailedError(f"{what}{where} failed: {reason}", job=dict(job))
 
 
-def _warn_errors(job: Mapping[str, Any], stacklevel: int) -> None:
+def _warn_errors(job: Mapping[str, Any]) -> None:
     errors = list(job.get("errors") or [])
     count = int((job.get("counts") or {}).get("errors") or len(errors))
     if not count:
@@ -92,19 +93,15 @@ def _warn_errors(job: Mapping[str, Any], stacklevel: int) -> None:
         f"resource(s) could not be read: {shown}{more}. They are marked resourceState ERROR; "
         "see cat.resources(state='ERROR').",
         UserWarning,
-        stacklevel=stacklevel,
+        stacklevel=caller_stacklevel(),
     )
 
 
-class JobsMixin:
+class JobsMixin(CatalogPart):
     """Job frames, browse and profile; mixed into :class:`~catalog_nb.client.catalog.Catalog`."""
 
-    api: CatalogApi
-    progress: bool
-
     def _source_key_of(self, source: SourceRef) -> str:
-        code = contract.ErrorCode.DATA_SOURCE_NOT_FOUND.value
-        return str(pick(self.api.list_sources(), source, "data source", code)["key"])
+        return str(resolve_source(self.api, source)["key"])
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -146,20 +143,17 @@ class JobsMixin:
 
             cat.jobs(state="FAILED")[["source", "message", "ended"]]
         """
-        if not 1 <= limit <= JOB_LIST_MAX:
-            raise ValueError(f"limit must be between 1 and {JOB_LIST_MAX}")
+        check_limit(limit, "every job", maximum=JOB_LIST_MAX)
         source_key = None if source is None else self._source_key_of(source)
         wanted_state = None if state is None else str(state).upper()
         records = self.api.list_jobs(wanted_state, source_key, min(limit + 1, JOB_LIST_MAX))
         if len(records) > limit or len(records) >= JOB_LIST_MAX:
-            more = "there are more" if len(records) > limit else "there may be more"
-            warnings.warn(
-                f"jobs: showing the newest {min(limit, len(records))} jobs; {more}. Pass a "
-                f"larger limit= (up to {JOB_LIST_MAX}) or filter by state= or source=.",
-                TruncatedResultWarning,
-                stacklevel=2,
-            )
+            more = "more than" if len(records) > limit else "possibly more than"
             records = records[:limit]
+            warn_truncated("jobs", shown=len(records), total=f"{more} {len(records)}", noun="jobs",
+                           because=f"limit={limit}", order="newest",
+                           remedy=f"pass a larger limit= (up to {JOB_LIST_MAX}) or filter by "
+                           "state= or source=")
         return to_frame(records, JOB_COLUMNS) if as_frame else records
 
     @overload
@@ -296,14 +290,11 @@ class JobsMixin:
         try:
             while current.get("state") not in _DONE:
                 if show and bar is None:
-                    from tqdm.auto import tqdm
-
                     what = str(current.get("jobType") or "job").lower()
-                    bar = tqdm(
-                        total=_measure(current)[0],
-                        desc=f"{what} {current.get('dataSourceName') or ''}".strip(),
+                    bar = progress_bar(
+                        _measure(current)[0],
+                        f"{what} {current.get('dataSourceName') or ''}".strip(),
                         unit=" resources",
-                        leave=False,
                     )
                 _advance(bar, current)
                 waited = time.monotonic() - started
@@ -326,7 +317,7 @@ class JobsMixin:
                 bar.close()
         if current.get("state") == contract.JobState.FAILED.value:
             raise _failure(current)
-        _warn_errors(current, stacklevel=4)
+        _warn_errors(current)
         return current
 
 

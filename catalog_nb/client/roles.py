@@ -8,9 +8,10 @@ from typing import Any, Literal, overload
 import pandas as pd
 
 from catalog_nb import contract
-from catalog_nb.client.api import CatalogApi
-from catalog_nb.client.errors import NotFoundError
+from catalog_nb.client.api.core import CatalogApi
 from catalog_nb.client.frames import Column, to_frame
+from catalog_nb.client.part import CatalogPart
+from catalog_nb.client.refs import lookup
 
 __all__ = ["ROLE_COLUMNS", "ROLE_FIELDS", "RoleRef", "RolesMixin", "resolve_role"]
 
@@ -84,38 +85,13 @@ def role_body(fields: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def ref_key(ref: Any) -> str | None:
-    """The ``key`` of a JSON dict or frame row, or ``None`` for a plain string."""
-    if isinstance(ref, str):
-        return None
-    key = ref.get("key") if hasattr(ref, "get") else None
-    if key is None or (not isinstance(key, str) and pd.isna(key)):
-        raise ValueError(f"cannot tell which object {ref!r} is: it has no 'key'")
-    return str(key)
-
-
 def resolve_role(api: CatalogApi, ref: RoleRef) -> dict[str, Any]:
     """The Role JSON of ``ref``: tried as a name first, then as a key.
 
     Raises :class:`NotFoundError` (``ROLE_NOT_FOUND``) when neither matches.
     """
-    key = ref_key(ref)
-    if key is not None:
-        role: dict[str, Any] = api.get_role(key)
-        return role
-    name = str(ref)
-    try:
-        role = api.get_role_by_name(name)
-    except NotFoundError as by_name:
-        try:
-            role = api.get_role(name)
-        except NotFoundError:
-            raise NotFoundError(
-                f"No role is named or keyed {name!r}.",
-                error_code=contract.ErrorCode.ROLE_NOT_FOUND.value,
-                response=by_name.response,
-            ) from by_name
-    return role
+    return lookup(ref, api.get_role_by_name, api.get_role, "role",
+                  contract.ErrorCode.ROLE_NOT_FOUND.value)
 
 
 def role_names(refs: Iterable[RoleRef]) -> list[str]:
@@ -131,10 +107,8 @@ def role_names(refs: Iterable[RoleRef]) -> list[str]:
     return names
 
 
-class RolesMixin:
+class RolesMixin(CatalogPart):
     """Role frames and writes; mixed into :class:`~catalog_nb.client.catalog.Catalog`."""
-
-    api: CatalogApi
 
     @overload
     def roles(self, *, as_frame: Literal[True] = True) -> pd.DataFrame: ...

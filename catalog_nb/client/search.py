@@ -20,15 +20,16 @@ Example::
 from __future__ import annotations
 
 import html
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
 import pandas as pd
 
-from catalog_nb.client.api import CatalogApi
-from catalog_nb.client.api_search import DEFAULT_ENTITY_SCOPE, SEARCH_PAGE_MAX
-from catalog_nb.client.errors import CatalogError, TruncatedResultWarning
+from catalog_nb.client.api.core import CatalogApi
+from catalog_nb.client.api.search import DEFAULT_ENTITY_SCOPE, SEARCH_PAGE_MAX
+from catalog_nb.client.errors import CatalogError
+from catalog_nb.client.paging import iter_pages, warn_truncated
+from catalog_nb.client.part import CatalogPart
 from catalog_nb.client.search_frames import (
     catalogue_frame,
     facets_frame,
@@ -155,36 +156,33 @@ class SearchResult:
         """Every page as a frame, in order, up to ``limit`` rows (a progress bar over the rows
         when more than one page is read; a :class:`TruncatedResultWarning` when ``limit``
         leaves matches out)."""
-        target = self.total if self.limit is None else min(self.total, self.limit)
-        show = self._catalog.progress if progress is None else progress
-        bar: Any = None
-        if show and target > len(self.frame):
-            from tqdm.auto import tqdm
+        def fetch(start: int, size: int, _cursor: str | None) -> Any:
+            if start == 0:  # the first page came with the search
+                return {"list": list(self.raw.get("entities") or []), "totalCount": self.total}
+            answer = self._catalog.api.search_page(self.key, start=start, size=size)
+            return {"list": list(answer.get("entities") or []), "totalCount": self.total}
 
-            bar = tqdm(total=target, desc="search", unit=" rows", leave=False)
-        try:
-            read = 0
-            number = 0
-            while True:
-                frame = self.page(number)
-                read += len(frame)
-                if bar is not None:
-                    bar.update(len(frame))
-                if len(frame):
-                    yield frame
-                number += 1
-                if number * self.page_size >= target:
-                    break
-        finally:
-            if bar is not None:
-                bar.close()
+        read = 0
+        for number, (entities, _total) in enumerate(iter_pages(
+            fetch,
+            page_size=self.page_size,
+            limit=self.limit,
+            progress=self._catalog.progress if progress is None else progress,
+            description="search",
+        )):
+            if number == 0:
+                frame = self.frame  # tagged already
+            else:
+                kept = list(entities)
+                if self.limit is not None:
+                    kept = kept[: max(0, self.limit - read)]
+                frame = search_frame(with_tags(self._catalog.api, kept))
+            read += len(frame)
+            if len(frame):
+                yield frame
         if self.truncated:
-            warnings.warn(
-                f"search: returning the first {read} of {self.total} matching resources "
-                f"because limit={self.limit}; pass a larger limit= or limit=None for all.",
-                TruncatedResultWarning,
-                stacklevel=3,
-            )
+            warn_truncated("search", shown=read, total=self.total, noun="resources",
+                           because=f"limit={self.limit}")
 
     def all(self, *, progress: bool | None = None) -> pd.DataFrame:
         """Every match (up to ``limit``) in one frame, read page by page.
@@ -275,11 +273,9 @@ class SearchResult:
         return "".join(parts)
 
 
-class SearchMixin:
+class SearchMixin(CatalogPart):
     """Search and the facet catalogue; mixed into :class:`~catalog_nb.client.catalog.Catalog`."""
 
-    api: CatalogApi
-    progress: bool
     _page_max: int | None = None
 
     def _search_page_max(self) -> int:

@@ -1,7 +1,7 @@
 """Column specs and JSON helpers of search results (:mod:`catalog_nb.client.search`).
 
 * :data:`SEARCH_COLUMNS`: one row per matched resource (``SearchResult.frame``); the resource
-  columns are those of :data:`~catalog_nb.client.resource_frames.RESOURCE_COLUMNS`, plus
+  columns are those of :data:`~catalog_nb.client.resources.frames.RESOURCE_COLUMNS`, plus
   ``tags`` (full names of the ACCEPTED and SUGGESTED tags, resource or field level),
   ``sensitivity`` and the relevance ``score``.
 * :data:`FACET_RESULT_COLUMNS`: the long facet frame of a result (facet, display_name,
@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from catalog_nb.client.frames import Column, to_frame
-from catalog_nb.client.resource_frames import RESOURCE_COLUMNS
+from catalog_nb.client.resources.frames import RESOURCE_COLUMNS
 
 __all__ = [
     "FACET_CATALOGUE_COLUMNS",

@@ -24,7 +24,8 @@ from typing import Any
 import pandas as pd
 
 from catalog_nb.client.errors import CatalogError
-from catalog_nb.client.resource_frames import fields_frame, resources_frame
+from catalog_nb.client.part import CatalogPart
+from catalog_nb.client.resources.frames import fields_frame, resources_frame
 
 __all__ = ["SnapshotMixin", "catalog_identity"]
 
@@ -70,7 +71,7 @@ def catalog_identity(cat: Any) -> dict[str, Any]:
     }
 
 
-class SnapshotMixin:
+class SnapshotMixin(CatalogPart):
     """``snapshot(path)``; mixed into :class:`~catalog_nb.client.catalog.Catalog`."""
 
     def catalog_frames(self) -> dict[str, pd.DataFrame]:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, overload
 
 import pandas as pd
 
 from catalog_nb import contract
-from catalog_nb.client.api import CatalogApi
-from catalog_nb.client.errors import NotFoundError, TruncatedResultWarning
+from catalog_nb.client.api.core import CatalogApi
 from catalog_nb.client.frames import Column, to_frame
-from catalog_nb.client.roles import RoleRef, ref_key, resolve_role, role_names
+from catalog_nb.client.paging import check_limit, warn_truncated
+from catalog_nb.client.part import CatalogPart
+from catalog_nb.client.refs import lookup
+from catalog_nb.client.roles import RoleRef, resolve_role, role_names
 
 __all__ = [
     "PERMIT_COLUMNS",
@@ -90,23 +91,8 @@ def resolve_user(api: CatalogApi, ref: UserRef) -> dict[str, Any]:
 
     Raises :class:`NotFoundError` (``USER_NOT_FOUND``) when neither matches.
     """
-    key = ref_key(ref)
-    if key is not None:
-        user: dict[str, Any] = api.get_user(key)
-        return user
-    name = str(ref)
-    try:
-        user = api.get_user_by_name(name)
-    except NotFoundError as by_name:
-        try:
-            user = api.get_user(name)
-        except NotFoundError:
-            raise NotFoundError(
-                f"No user is named or keyed {name!r}.",
-                error_code=contract.ErrorCode.USER_NOT_FOUND.value,
-                response=by_name.response,
-            ) from by_name
-    return user
+    return lookup(ref, api.get_user_by_name, api.get_user, "user",
+                  contract.ErrorCode.USER_NOT_FOUND.value)
 
 
 def _user_body(fields: Mapping[str, Any], current_attributes: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,10 +119,9 @@ def _as_list(value: RoleRef | Iterable[RoleRef]) -> list[RoleRef]:
     return list(value)
 
 
-class UsersMixin:
+class UsersMixin(CatalogPart):
     """User frames and writes; mixed into :class:`~catalog_nb.client.catalog.Catalog`."""
 
-    api: CatalogApi
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -232,19 +217,18 @@ class UsersMixin:
             cat.find_users("smith")
         """
         cap = contract.USER_SEARCH_MAX_LIMIT
+        check_limit(limit, f"the service's maximum of {cap}")
         wanted = cap if limit is None else limit
-        if wanted < 1:
-            raise ValueError("limit must be at least 1")
         records = self.api.search_users(chars, min(wanted + 1, cap))
         if len(records) > wanted or (wanted >= cap and len(records) >= cap):
             more = "more than" if len(records) > wanted else "possibly more than"
-            warnings.warn(
-                f"find_users({chars!r}): {more} {wanted} users match; showing the first "
-                f"{wanted}. Narrow the search or raise limit= (the service allows up to {cap}).",
-                TruncatedResultWarning,
-                stacklevel=2,
-            )
             records = records[:wanted]
+            warn_truncated(
+                f"find_users({chars!r})", shown=len(records), total=f"{more} {wanted}",
+                noun="users",
+                because=f"limit={limit}" if limit is not None else f"the service sends {cap}",
+                remedy=f"narrow the search or raise limit= (the service allows up to {cap})",
+            )
         return to_frame(records, USER_SEARCH_COLUMNS) if as_frame else records
 
     @overload

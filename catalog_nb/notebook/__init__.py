@@ -6,7 +6,8 @@
 * ``draw_*`` (:mod:`.drawing`): matplotlib pictures of the graphs the client builds
   (``cat.lineage``, ``cat.join_graph``, ``cat.tag_coverage``, ``cat.tag_graph``,
   ``cat.overlap_matrix``).
-* :mod:`catalog_nb.notebook.audit`: ad-hoc audits returning findings frames (``run_all``).
+* :mod:`catalog_nb.notebook.audits` (short name ``audit``): hygiene checks returning findings
+  frames (``run_all``).
 * :mod:`catalog_nb.notebook.export`: Excel, CSV and HTML exports and the stewards' sheet round
   trip (needs ``pip install catalog-nb[reports]``; imported on use).
 

@@ -130,17 +130,42 @@ def draw_lineage(graph: nx.DiGraph, ax: Axes | None = None, max_nodes: int = 60)
     ax = _axes(ax, (11, 6))
     if graph.number_of_nodes() == 0:
         return _nothing(ax, "the lineage graph is empty")
-    layers = lay.layers(graph)
-    shown, title_note = graph, ""
-    if graph.number_of_nodes() > max_nodes:
-        shown, layers = lay.group_lineage(graph, layers, by_source=True)
-        if shown.number_of_nodes() > max_nodes:
-            shown, layers = lay.group_lineage(graph, lay.layers(graph), by_source=False)
-        title_note = (
-            f" ({graph.number_of_nodes()} resources grouped into {shown.number_of_nodes()} nodes)"
-        )
+    shown, layers, title_note = _lineage_shown(graph, max_nodes)
     pos = lay.layered_positions(shown, layers)
     root = graph.graph.get("root")
+    kinds = _draw_lineage_nodes(ax, shown, pos, root)
+    types_seen = _draw_lineage_edges(ax, shown, pos)
+    nodes = list(shown.nodes)
+    _labels(ax, pos, {n: lay.node_label(shown.nodes[n], n) for n in nodes}, below=True)
+    ys = [y for _, y in pos.values()]
+    # Room for the labels under the lowest nodes and for the ring above the highest.
+    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.4)
+    _lineage_legend(ax, types_seen, kinds, root in shown)
+    _lineage_axis(ax, graph, layers)
+    name = graph.nodes[root].get("name") if root in graph else None
+    ax.set_title(f"Lineage of {name}{title_note}" if name else f"Lineage{title_note}")
+    return ax
+
+
+def _lineage_shown(
+    graph: nx.DiGraph, max_nodes: int
+) -> tuple[nx.DiGraph, dict[Any, Any], str]:
+    """The graph to draw, its columns, and the title's note: beyond ``max_nodes`` nodes each
+    column's resources are grouped per data source, then (still too many) per column."""
+    layers = lay.layers(graph)
+    if graph.number_of_nodes() <= max_nodes:
+        return graph, layers, ""
+    shown, layers = lay.group_lineage(graph, layers, by_source=True)
+    if shown.number_of_nodes() > max_nodes:
+        shown, layers = lay.group_lineage(graph, lay.layers(graph), by_source=False)
+    note = f" ({graph.number_of_nodes()} resources grouped into {shown.number_of_nodes()} nodes)"
+    return shown, layers, note
+
+
+def _draw_lineage_nodes(
+    ax: Axes, shown: nx.DiGraph, pos: dict[Any, tuple[float, float]], root: Any
+) -> list[str]:
+    """The nodes, coloured by resource type, the root larger and ringed; returns the types."""
     nodes = list(shown.nodes)
     kinds = [shown.nodes[n].get("resource_type") or "group" for n in nodes]
     collection = nx.draw_networkx_nodes(
@@ -154,6 +179,13 @@ def draw_lineage(graph: nx.DiGraph, ax: Axes | None = None, max_nodes: int = 60)
         linewidths=[2.5 if n == root else 1.0 for n in nodes],
     )
     collection.set_gid("nodes")
+    return kinds
+
+
+def _draw_lineage_edges(
+    ax: Axes, shown: nx.DiGraph, pos: dict[Any, tuple[float, float]]
+) -> set[str]:
+    """The edges, styled by lineage type and widened by count; returns the types drawn."""
     types_seen: set[str] = set()
     for lineage_type, (colour, style) in _EDGE_STYLES.items():
         edges = [(u, v) for u, v, t in shown.edges(data="lineage_type") if t == lineage_type]
@@ -174,17 +206,17 @@ def draw_lineage(graph: nx.DiGraph, ax: Axes | None = None, max_nodes: int = 60)
                 node_size=500,
                 connectionstyle="arc3,rad=0.05",
             )
-    labels = {n: lay.node_label(shown.nodes[n], n) for n in nodes}
-    _labels(ax, pos, labels, below=True)
-    ys = [y for _, y in pos.values()]
-    # Room for the labels under the lowest nodes and for the ring above the highest.
-    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.4)
+    return types_seen
+
+
+def _lineage_legend(ax: Axes, types_seen: set[str], kinds: list[str], has_root: bool) -> None:
+    """The legend: lineage types drawn, resource types (and groups) drawn, the root's ring."""
     handles: list[Any] = [
         Line2D([0], [0], color=_EDGE_STYLES[t][0], linestyle=_EDGE_STYLES[t][1], label=t)
         for t in sorted(types_seen)
     ]
     handles += [Patch(color=_TYPE_COLOURS.get(k, "#8172B3"), label=k) for k in sorted(set(kinds))]
-    if root in shown:
+    if has_root:
         handles.append(
             Line2D(
                 [0],
@@ -198,6 +230,10 @@ def draw_lineage(graph: nx.DiGraph, ax: Axes | None = None, max_nodes: int = 60)
             )
         )
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+
+
+def _lineage_axis(ax: Axes, graph: nx.DiGraph, layers: dict[Any, Any]) -> None:
+    """The x axis: one tick per column, signed distances from the root when nodes carry them."""
     columns = sorted(set(layers.values()))
     # networkx hides tick labels; the columns' distances are worth showing
     ax.tick_params(axis="x", bottom=True, labelbottom=True)
@@ -209,9 +245,6 @@ def draw_lineage(graph: nx.DiGraph, ax: Axes | None = None, max_nodes: int = 60)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     ax.set_xlim(min(columns) - 0.6, max(columns) + 0.6)
-    name = graph.nodes[root].get("name") if root in graph else None
-    ax.set_title(f"Lineage of {name}{title_note}" if name else f"Lineage{title_note}")
-    return ax
 
 
 # -- joins -------------------------------------------------------------------------------------

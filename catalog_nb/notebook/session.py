@@ -5,7 +5,7 @@ unmodified against a team's server and against the embedded demo:
 
 1. When ``CATALOG_URL`` is set, it logs in to that server, with ``CATALOG_USER`` /
    ``CATALOG_PASSWORD`` or the netrc entry of the URL's host (see
-   :mod:`catalog_nb.client.config`).
+   :mod:`catalog_nb.client.credentials`).
 2. Otherwise it uses the demo catalog of a data folder: ``CATALOG_DEMO_DIR``, else the nearest
    ``.catalog-demo`` folder at or above the working directory (the one ``make demo`` fills),
    else ``.catalog-demo`` at the root of the enclosing project (the folder holding
@@ -44,7 +44,7 @@ from typing import Any
 import pandas as pd
 
 from catalog_nb.client import Catalog, CatalogConnectionError, connect
-from catalog_nb.client.config import ENV_PASSWORD, ENV_URL, ENV_USER
+from catalog_nb.client.credentials import ENV_PASSWORD, ENV_URL, ENV_USER
 
 __all__ = [
     "DEMO_PASSWORD",

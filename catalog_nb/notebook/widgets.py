@@ -35,7 +35,7 @@ import traitlets
 
 from catalog_nb.client import Catalog, CatalogError, Resource, SearchResult
 from catalog_nb.client.frames import empty_frame
-from catalog_nb.client.resource_frames import FIELD_COLUMNS
+from catalog_nb.client.resources.frames import FIELD_COLUMNS
 from catalog_nb.client.search_frames import SEARCH_COLUMNS, normalize_facets
 
 __all__ = ["DEFAULT_TOP_N", "SORT_OPTIONS", "TABLE_COLUMNS", "FacetSearch", "option_label"]

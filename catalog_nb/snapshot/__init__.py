@@ -1,7 +1,7 @@
 """Snapshots of a catalog: Parquet files and a manifest, read back and compared offline.
 
 Take one with ``cat.snapshot(path)``; open it with :func:`open_snapshot` (no service needed)
-and compare two with :func:`diff`. The audits of :mod:`catalog_nb.notebook.audit` and the
+and compare two with :func:`diff`. The audits of :mod:`catalog_nb.notebook.audits` and the
 exports run on a :class:`Snapshot` as on a live catalog. Needs the ``reports`` extra
 (``pip install catalog-nb[reports]``) for pyarrow.
 

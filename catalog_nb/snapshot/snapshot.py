@@ -3,7 +3,7 @@
 :class:`Snapshot` answers the frame methods of the live :class:`~catalog_nb.client.Catalog`
 that snapshots hold (``users()``, ``roles()``, ``sources()``, ``tag_domains()``, ``tags()``,
 ``associations()``, ``resources()``, ``fields()``) with the same columns and dtypes, so the
-audits of :mod:`catalog_nb.notebook.audit` and the exports run on it unchanged.
+audits of :mod:`catalog_nb.notebook.audits` and the exports run on it unchanged.
 """
 
 from __future__ import annotations

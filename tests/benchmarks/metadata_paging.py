@@ -55,9 +55,9 @@ import requests
 from sqlalchemy import func, select
 
 from catalog_nb.client import connect
-from catalog_nb.client.arrow_frame import ACCEPT as ARROW_ACCEPT
-from catalog_nb.client.resource_frames import FRAME_WIRE_PROPERTIES
-from catalog_nb.client.resources import DEFAULT_PAGE_SIZE
+from catalog_nb.client.resources.arrow_frame import ACCEPT as ARROW_ACCEPT
+from catalog_nb.client.resources.frames import FRAME_WIRE_PROPERTIES
+from catalog_nb.client.resources.resources import DEFAULT_PAGE_SIZE
 from catalog_nb.contract import API_PREFIX, ARROW_PAGE_MAX
 from catalog_nb.demo.embedded import free_port
 from catalog_nb.server.settings import Settings

@@ -14,7 +14,7 @@ import responses
 
 from catalog_nb.client import Catalog, connect
 from tests.client.mocks import BASE, LIVE_PASSWORD, ScriptedServer, add_login
-from tests.client.relation_lake import RelationLake, profiled_catalog
+from tests.client.shared_lake import SharedLake, profiled_lake
 
 
 @pytest.fixture
@@ -65,8 +65,10 @@ def make_user(live_cat: Catalog, unique: Callable[[str], str]) -> Callable[..., 
 
 
 @pytest.fixture(scope="session")
-def relation_lake(make_server: Callable[..., Any],
-                  tmp_path_factory: pytest.TempPathFactory) -> RelationLake:
-    """The profiled demo lake shared by the live relation tests (``tests.client.relation_lake``);
-    its server lives until the session ends."""
-    return RelationLake(*profiled_catalog(make_server, tmp_path_factory, "relation-lake"))
+def shared_lake(make_server: Callable[..., Any],
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedLake]:
+    """The profiled demo lake shared by the live client tests (``tests.client.shared_lake``):
+    built once per test process and backend; its server lives until the session ends."""
+    lake = profiled_lake(make_server, tmp_path_factory, "shared-lake")
+    yield lake
+    lake.cat.close()

@@ -73,16 +73,20 @@ def tag_json(
         "immutable": False,
         "minScore": None,
         "regEx": None,
+        "regexFilterClass": None,
         "regexMinLen": None,
         "regexMaxLen": None,
         "synonyms": [],
         "sensitivity": None,
         "associationCount": 0,
         "description": None,
+        "externalId": None,
+        "externalSourceName": None,
         "timeOfCreation": 1704067200000,
         "timeOfLastChange": 1704067200000,
     }
     record.update(extra)
+    record.setdefault("allSensitivities", [record["sensitivity"]] if record["sensitivity"] else [])
     return record
 
 

@@ -17,10 +17,10 @@ import requests
 
 from catalog_nb import contract
 from catalog_nb.client import Catalog, CatalogError, TruncatedResultWarning, connect
-from catalog_nb.client.arrow_frame import ArrowRows, decode_page
-from catalog_nb.client.paged_frame import PagedFrame
+from catalog_nb.client.resources.arrow_frame import ArrowRows, decode_page
+from catalog_nb.client.resources.paged_frame import PagedFrame
 from tests.client.mocks import LIVE_PASSWORD
-from tests.client.relation_lake import profiled_catalog
+from tests.client.shared_lake import profiled_catalog
 from tests.server.lake import profile_many
 
 #: One custom property of each type, and the values the lake's resources get.

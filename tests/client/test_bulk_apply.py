@@ -11,7 +11,7 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog, TruncatedResultWarning
-from catalog_nb.client.bulk_plan import REPORT_COLUMNS
+from catalog_nb.client.tags.bulk_plan import REPORT_COLUMNS
 from tests.client.mocks import API, error_body, json_of
 from tests.client.tag_mocks import ORDERS, TagWorld, calls, query_of, view
 

@@ -9,7 +9,7 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog
-from catalog_nb.client.bulk_plan import PLAN_COLUMNS, input_rows
+from catalog_nb.client.tags.bulk_plan import PLAN_COLUMNS, input_rows
 from tests.client.tag_mocks import TagWorld, calls, query_of
 
 NA = pd.NA

@@ -11,7 +11,7 @@ import responses
 
 import catalog_nb
 from catalog_nb.client import Catalog, connect, errors
-from catalog_nb.client.config import resolve
+from catalog_nb.client.credentials import resolve
 from tests.client.mocks import API, BASE, add_login, json_of, url_of
 
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from catalog_nb.client import Catalog, NotFoundError
-from catalog_nb.client.relation_frames import COVERAGE_COLUMNS
-from tests.client.relation_lake import FILES, SQL, RelationLake
+from catalog_nb.client.relations.frames import COVERAGE_COLUMNS
+from tests.client.shared_lake import FILES, SQL, SharedLake
 
 #: (resource, field) pairs the module tags ACCEPTED, plus one resource-level tag (field None).
 TAGGED = [
@@ -22,8 +22,8 @@ TAGGED = [
 
 
 @pytest.fixture(scope="module")
-def tagged(relation_lake: RelationLake) -> tuple[RelationLake, str]:
-    lake = relation_lake
+def tagged(shared_lake: SharedLake) -> tuple[SharedLake, str]:
+    lake = shared_lake
     tag = str(lake.cat.tags().sort_values("full_name")["full_name"].iloc[0])
     for name, field in TAGGED:
         lake.cat.tag(lake.key(name), tag, field=field, state="ACCEPTED")
@@ -31,7 +31,7 @@ def tagged(relation_lake: RelationLake) -> tuple[RelationLake, str]:
 
 
 @pytest.fixture
-def cat(tagged: tuple[RelationLake, str]) -> Catalog:
+def cat(tagged: tuple[SharedLake, str]) -> Catalog:
     return tagged[0].cat
 
 
@@ -71,7 +71,7 @@ def test_coverage_agrees_with_associations(cat: Catalog, states: list[str]) -> N
     assert set(coverage.loc[coverage["level"] == "domain", "name"]) == set(views["domain"])
 
 
-def test_accepted_tags_are_counted(tagged: tuple[RelationLake, str]) -> None:
+def test_accepted_tags_are_counted(tagged: tuple[SharedLake, str]) -> None:
     lake, tag = tagged
     coverage = lake.cat.tag_coverage(states="ACCEPTED")
     row = coverage[(coverage["level"] == "tag") & (coverage["name"] == tag)].iloc[0]
@@ -81,7 +81,7 @@ def test_accepted_tags_are_counted(tagged: tuple[RelationLake, str]) -> None:
     assert orders["tagged_resources"] == 1  # a resource-level tag
 
 
-def test_coverage_of_a_source_and_of_keys(tagged: tuple[RelationLake, str]) -> None:
+def test_coverage_of_a_source_and_of_keys(tagged: tuple[SharedLake, str]) -> None:
     lake, _ = tagged
     files = lake.cat.tag_coverage(FILES)
     assert set(files.loc[files["level"] == "source", "name"]) == {FILES}
@@ -96,7 +96,7 @@ def test_coverage_of_a_source_and_of_keys(tagged: tuple[RelationLake, str]) -> N
         v.view for v in lake.truth.views}
 
 
-def test_tag_graph_is_bipartite_and_weighted(tagged: tuple[RelationLake, str]) -> None:
+def test_tag_graph_is_bipartite_and_weighted(tagged: tuple[SharedLake, str]) -> None:
     lake, tag = tagged
     graph = lake.cat.tag_graph()
     assert nx.is_bipartite(graph)

@@ -107,6 +107,18 @@ def test_timeout_is_a_connection_error(mock: responses.RequestsMock, cat: Catalo
     assert isinstance(info.value.__cause__, requests.exceptions.Timeout)
 
 
+def test_a_job_timeout_is_no_connection_error() -> None:
+    """``except CatalogConnectionError`` means "the service is unreachable"; a job still running
+    when the caller stopped waiting is another matter, caught as itself or as CatalogError."""
+    timeout = errors.JobTimeoutError("Job j is still RUNNING after 1s", job={"key": "j"})
+    with pytest.raises(errors.JobTimeoutError):
+        try:
+            raise timeout
+        except errors.CatalogConnectionError:
+            pytest.fail("a handler of unreachable services caught a job timeout")
+    assert isinstance(timeout, errors.CatalogError) and timeout.job == {"key": "j"}
+
+
 def test_error_built_by_hand_has_its_default_status() -> None:
     exc = errors.ConflictError("Taken.")
     assert exc.status == 409 and exc.error_code is None and str(exc) == "Taken. (409)"

@@ -11,7 +11,7 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog, TruncatedResultWarning, errors
-from catalog_nb.client.audit import AUDIT_COLUMNS
+from catalog_nb.client.audit_trail import AUDIT_COLUMNS
 from tests.client.mocks import API, error_body, json_of, url_of
 
 EVENTS = [
@@ -84,6 +84,22 @@ def test_audit_events_limit_warns_loudly(mock: responses.RequestsMock, cat: Cata
     with pytest.warns(TruncatedResultWarning, match="newest 120 of 250"):
         frame = cat.audit_events(limit=120, page_size=50)
     assert frame["key"].tolist() == [event["key"] for event in EVENTS[:120]]
+
+
+def test_truncation_warnings_point_at_the_analysts_line(
+    mock: responses.RequestsMock, cat: Catalog
+) -> None:
+    """However deep in the client the warning is raised (a paging loop, a helper of a helper),
+    it names the line that called the catalog, where the analyst can act on it."""
+    mock.add_callback(
+        responses.GET, API + "/auditevent/list", callback=_paged, content_type="application/json"
+    )
+    found = [{"key": f"k{i}", "name": f"ann{i}", "attributes": {}} for i in range(3)]
+    mock.add(responses.GET, API + "/search/user", json=found)
+    with pytest.warns(TruncatedResultWarning) as caught:
+        cat.audit_events(limit=120, page_size=50)
+        cat.find_users("ann", limit=2)
+    assert [w.filename for w in caught] == [__file__, __file__]
 
 
 def test_audit_events_limit_not_reached_is_silent(
@@ -160,7 +176,7 @@ def test_audit_limit_must_be_positive(cat: Catalog) -> None:
 def test_find_users_warns_when_more_matched(mock: responses.RequestsMock, cat: Catalog) -> None:
     found = [{"key": f"k{i}", "name": f"ann{i}", "attributes": {}} for i in range(3)]
     mock.add(responses.GET, API + "/search/user", json=found)
-    with pytest.warns(TruncatedResultWarning, match="more than 2 users"):
+    with pytest.warns(TruncatedResultWarning, match="first 2 of more than 2 matching users"):
         frame = cat.find_users("ann", limit=2)
     assert frame["name"].tolist() == ["ann0", "ann1"]
     assert "limit=3" in url_of(mock.calls[-1])

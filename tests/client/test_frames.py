@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from catalog_nb.client.audit import AUDIT_COLUMNS
+from catalog_nb.client.audit_trail import AUDIT_COLUMNS
 from catalog_nb.client.frames import Column, empty_frame, to_epoch_ms, to_frame
 from catalog_nb.client.roles import ROLE_COLUMNS
 from catalog_nb.client.users import (

@@ -13,22 +13,22 @@ import pytest
 import responses
 
 from catalog_nb.client import BadRequestError, Catalog, NotFoundError, TruncatedResultWarning
-from catalog_nb.client.coverage import coverage_rows, tag_graph_from
-from catalog_nb.client.joins import (
-    condition_label,
-    flip_cardinality,
-    join_graph_from_conditions,
-    join_path_rows,
-    merge_copies,
-)
-from catalog_nb.client.lineage_graphs import impact_rows, lineage_from_answer, lineage_from_edges
-from catalog_nb.client.relation_frames import (
+from catalog_nb.client.relations.frames import (
     IMPACT_COLUMNS,
     JOIN_CONDITION_COLUMNS,
     JOIN_PATH_COLUMNS,
     OVERLAP_COLUMNS,
     Scope,
 )
+from catalog_nb.client.relations.graphs import impact_rows, lineage_from_answer, lineage_from_edges
+from catalog_nb.client.relations.joins import (
+    condition_label,
+    flip_cardinality,
+    join_graph_from_conditions,
+    join_path_rows,
+    merge_copies,
+)
+from catalog_nb.client.tags.coverage import coverage_rows, tag_graph_from
 from tests.client.mocks import API, error_body
 from tests.client.relation_mocks import (
     CONDITIONS,

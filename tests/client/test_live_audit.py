@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from catalog_nb.client import Catalog, TruncatedResultWarning, connect, errors
-from catalog_nb.client.audit import AUDIT_COLUMNS
+from catalog_nb.client.audit_trail import AUDIT_COLUMNS
 from catalog_nb.contract import ErrorCode
 from tests.client.mocks import LIVE_PASSWORD
 

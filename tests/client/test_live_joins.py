@@ -16,31 +16,31 @@ import networkx as nx
 import pytest
 
 from catalog_nb.client import BadRequestError, Catalog, NotFoundError
-from catalog_nb.client.joins import DEFAULT_MIN_SCORE
-from catalog_nb.client.relation_frames import JOIN_CONDITION_COLUMNS, JOIN_PATH_COLUMNS
+from catalog_nb.client.relations.frames import JOIN_CONDITION_COLUMNS, JOIN_PATH_COLUMNS
+from catalog_nb.client.relations.joins import DEFAULT_MIN_SCORE
 from catalog_nb.notebook.drawing import draw_join_graph
 from catalog_nb.notebook.drawing_layout import component_layout, crossings, strongest_joins
-from tests.client.relation_lake import SQL, RelationLake
+from tests.client.shared_lake import SQL, SharedLake
 
 
 @pytest.fixture
-def lake(relation_lake: RelationLake) -> RelationLake:
-    return relation_lake
+def lake(shared_lake: SharedLake) -> SharedLake:
+    return shared_lake
 
 
 @pytest.fixture
-def cat(lake: RelationLake) -> Catalog:
+def cat(lake: SharedLake) -> Catalog:
     return lake.cat
 
 
-def _pair(graph: nx.Graph, lake: RelationLake, a: str, b: str) -> dict[str, Any]:
+def _pair(graph: nx.Graph, lake: SharedLake, a: str, b: str) -> dict[str, Any]:
     return dict(graph.edges[lake.key(a), lake.key(b)])
 
 
 # -- conditions and the graph --------------------------------------------------------------------
 
 
-def test_declared_foreign_keys_are_conditions_with_score_one(lake: RelationLake) -> None:
+def test_declared_foreign_keys_are_conditions_with_score_one(lake: SharedLake) -> None:
     frame = lake.cat.join_conditions(SQL)
     assert list(frame.columns) == [c.name for c in JOIN_CONDITION_COLUMNS]
     assert frame["score"].is_monotonic_decreasing
@@ -54,7 +54,7 @@ def test_declared_foreign_keys_are_conditions_with_score_one(lake: RelationLake)
         assert rows[0].score == 1.0
 
 
-def test_join_graph_has_one_edge_per_joined_pair(lake: RelationLake) -> None:
+def test_join_graph_has_one_edge_per_joined_pair(lake: SharedLake) -> None:
     graph = lake.cat.join_graph(min_score=0, copies=False)
     listed = lake.cat.api.list_join_conditions()["list"]
     pairs = {frozenset((c["leftResourceId"], c["rightResourceId"])) for c in listed}
@@ -80,7 +80,7 @@ def test_join_graph_min_score_drops_weaker_pairs(cat: Catalog) -> None:
     assert all(data["score"] >= 0.95 for *_, data in strict.edges(data=True))
 
 
-def test_default_join_graph_keeps_documented_scores_and_merges_copies(lake: RelationLake) -> None:
+def test_default_join_graph_keeps_documented_scores_and_merges_copies(lake: SharedLake) -> None:
     graph = lake.cat.join_graph()
     assert graph.graph["min_score"] == DEFAULT_MIN_SCORE == 0.85
     assert all(score >= 0.85 for *_, score in graph.edges(data="score"))
@@ -110,14 +110,14 @@ def test_default_join_graph_keeps_documented_scores_and_merges_copies(lake: Rela
     assert graph.number_of_edges() <= unmerged.number_of_edges()
 
 
-def test_join_graph_of_a_scope_merges_copies_from_other_sources(lake: RelationLake) -> None:
+def test_join_graph_of_a_scope_merges_copies_from_other_sources(lake: SharedLake) -> None:
     graph = lake.cat.join_graph(SQL)
     customers = lake.key("sales.customers")
     assert lake.key("crm/customers.csv") in graph.nodes[customers]["members"]
     assert graph.nodes[customers]["in_scope"] is True
 
 
-def test_draw_join_graph_of_the_lake_is_readable(lake: RelationLake) -> None:
+def test_draw_join_graph_of_the_lake_is_readable(lake: SharedLake) -> None:
     graph = lake.cat.join_graph()
     ax = draw_join_graph(graph)
     labels = [t for t in ax.texts if t.get_gid() != "edge-label"]
@@ -136,14 +136,14 @@ def test_draw_join_graph_of_the_lake_is_readable(lake: RelationLake) -> None:
     plt.close("all")
 
 
-def test_join_graph_scope_of_keys(lake: RelationLake) -> None:
+def test_join_graph_scope_of_keys(lake: SharedLake) -> None:
     scope = [lake.key("sales.products")]
     graph = lake.cat.join_graph(scope)
     assert lake.key("sales.order_items") in graph
     assert all(lake.key("sales.products") in edge for edge in graph.edges)
 
 
-def test_resource_join_conditions_agree_with_the_list(lake: RelationLake) -> None:
+def test_resource_join_conditions_agree_with_the_list(lake: SharedLake) -> None:
     key = lake.key("sales.order_items")
     own = lake.cat.api.get_resource(key)["joinConditions"]
     assert own and all(c["leftResourceId"] == key for c in own)
@@ -154,7 +154,7 @@ def test_resource_join_conditions_agree_with_the_list(lake: RelationLake) -> Non
 # -- paths ---------------------------------------------------------------------------------------
 
 
-def test_join_paths_between_resources_known_to_join(lake: RelationLake) -> None:
+def test_join_paths_between_resources_known_to_join(lake: SharedLake) -> None:
     join = next(j for j in lake.truth.joins if j.left == "sales.orders"
                 and j.right == "sales.order_items")
     frame = lake.cat.join_paths((SQL, join.left), (SQL, join.right))
@@ -167,7 +167,7 @@ def test_join_paths_between_resources_known_to_join(lake: RelationLake) -> None:
     assert frame.groupby("path")["path_score"].first().is_monotonic_decreasing
 
 
-def test_join_paths_through_an_intermediate_resource(lake: RelationLake) -> None:
+def test_join_paths_through_an_intermediate_resource(lake: SharedLake) -> None:
     # products -> order_items -> orders: no direct condition, two declared keys
     frame = lake.cat.join_paths((SQL, "sales.products"), (SQL, "sales.orders"), max_hops=2)
     two_hops = frame[frame["hops"] == 2]
@@ -177,7 +177,7 @@ def test_join_paths_through_an_intermediate_resource(lake: RelationLake) -> None
     assert path["left_cols"].tolist() == [["product_id"], ["order_id"]]
 
 
-def test_join_paths_without_a_way_is_empty(lake: RelationLake) -> None:
+def test_join_paths_without_a_way_is_empty(lake: SharedLake) -> None:
     frame = lake.cat.join_paths((SQL, "sales.products"), (SQL, "hr.departments"), max_hops=1)
     assert frame.empty and list(frame.columns) == [c.name for c in JOIN_PATH_COLUMNS]
 
@@ -194,11 +194,11 @@ def test_join_paths_bad_input(cat: Catalog) -> None:
 # -- overlap -------------------------------------------------------------------------------------
 
 
-def _columns(lake: RelationLake, table: str) -> list[str]:
+def _columns(lake: SharedLake, table: str) -> list[str]:
     return lake.truth.resource(table).column_names
 
 
-def test_overlap_of_two_tables_matches_their_columns(lake: RelationLake) -> None:
+def test_overlap_of_two_tables_matches_their_columns(lake: SharedLake) -> None:
     one, two = "sales.customers", "sales.customer_revenue"
     frame = lake.cat.overlap(one, two)
     a, b = _columns(lake, one), _columns(lake, two)
@@ -209,7 +209,7 @@ def test_overlap_of_two_tables_matches_their_columns(lake: RelationLake) -> None
     assert frame.attrs["overlap_percent"] == pytest.approx(round(100 * len(common) / union, 2))
 
 
-def test_overlap_matrix_is_symmetric_with_full_diagonal(lake: RelationLake) -> None:
+def test_overlap_matrix_is_symmetric_with_full_diagonal(lake: SharedLake) -> None:
     tables = ["sales.customers", "sales.orders", "sales.order_items", "hr.employees"]
     matrix = lake.cat.overlap_matrix(tables)
     assert list(matrix.index) == list(matrix.columns) == tables

@@ -1,15 +1,15 @@
 """Inferred keys and join conditions in the resource view, through the client, against a real
-server that profiled the demo lake with real PROFILE jobs (``relation_lake``)."""
+server that profiled the demo lake with real PROFILE jobs (``shared_lake``)."""
 
 from __future__ import annotations
 
-from catalog_nb.client.resource_view import InferredKeys
-from tests.client.relation_lake import FILES, SQL, RelationLake
+from catalog_nb.client.resources.view import InferredKeys
+from tests.client.shared_lake import FILES, SQL, SharedLake
 
 
 def test_a_table_and_its_file_export_carry_their_inferred_primary_key(
-        relation_lake: RelationLake) -> None:
-    cat = relation_lake.cat
+        shared_lake: SharedLake) -> None:
+    cat = shared_lake.cat
     orders = cat.resource(SQL, "sales.orders")
     assert orders.inferred_keys.primary_key == ("order_id",)
     assert {"order_id", "order_no"} <= set(orders.inferred_keys.unique_columns)
@@ -22,16 +22,16 @@ def test_a_table_and_its_file_export_carry_their_inferred_primary_key(
     assert "inferred key" in orders._repr_html_()
 
 
-def test_a_composite_key_where_no_column_is_unique(relation_lake: RelationLake) -> None:
-    items = relation_lake.cat.resource(SQL, "sales.order_items")
+def test_a_composite_key_where_no_column_is_unique(shared_lake: SharedLake) -> None:
+    items = shared_lake.cat.resource(SQL, "sales.order_items")
     keys = items.inferred_keys
     assert keys.primary_key == () and keys.unique_columns == ()
     assert keys.composite_keys == (("order_id", "line_no"),)
     assert keys.describe() == "composite (order_id, line_no)"
 
 
-def test_every_resource_carries_all_three_members(relation_lake: RelationLake) -> None:
-    listed = relation_lake.cat.resources(as_frame=False)
+def test_every_resource_carries_all_three_members(shared_lake: SharedLake) -> None:
+    listed = shared_lake.cat.resources(as_frame=False)
     assert listed
     for record in listed:
         keys = record["inferredKeys"]
@@ -41,14 +41,14 @@ def test_every_resource_carries_all_three_members(relation_lake: RelationLake) -
     assert not InferredKeys.from_json(None) and InferredKeys.from_json({}).describe() is None
 
 
-def test_the_resources_frame_has_the_primary_key(relation_lake: RelationLake) -> None:
-    frame = relation_lake.cat.resources(SQL).set_index("path")
+def test_the_resources_frame_has_the_primary_key(shared_lake: SharedLake) -> None:
+    frame = shared_lake.cat.resources(SQL).set_index("path")
     assert frame.loc["sales.orders", "primary_key"] == ["order_id"]
     assert frame.loc["sales.order_items", "primary_key"] == []
 
 
-def test_the_resource_view_lists_its_joins_best_first(relation_lake: RelationLake) -> None:
-    cat = relation_lake.cat
+def test_the_resource_view_lists_its_joins_best_first(shared_lake: SharedLake) -> None:
+    cat = shared_lake.cat
     orders = cat.resource(SQL, "sales.orders")
     joins = orders.joins
     assert len(joins) == len(orders["joinConditions"]) > 1

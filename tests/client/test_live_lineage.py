@@ -12,22 +12,22 @@ import networkx as nx
 import pytest
 
 from catalog_nb.client import Catalog, NotFoundError, connect
-from catalog_nb.client.relation_frames import IMPACT_COLUMNS
+from catalog_nb.client.relations.frames import IMPACT_COLUMNS
 from tests.client.mocks import LIVE_PASSWORD
-from tests.client.relation_lake import FILES, SQL, RelationLake
+from tests.client.shared_lake import FILES, SQL, SharedLake
 
 
 @pytest.fixture
-def lake(relation_lake: RelationLake) -> RelationLake:
-    return relation_lake
+def lake(shared_lake: SharedLake) -> SharedLake:
+    return shared_lake
 
 
 @pytest.fixture
-def cat(lake: RelationLake) -> Catalog:
+def cat(lake: SharedLake) -> Catalog:
     return lake.cat
 
 
-def test_lineage_of_a_view_has_its_tables_upstream_with_factual_edges(lake: RelationLake) -> None:
+def test_lineage_of_a_view_has_its_tables_upstream_with_factual_edges(lake: SharedLake) -> None:
     for view in lake.truth.views:
         key = lake.key(view.view)
         graph = lake.cat.lineage((SQL, view.view), upstream=1, downstream=0)
@@ -44,7 +44,7 @@ def test_lineage_of_a_view_has_its_tables_upstream_with_factual_edges(lake: Rela
         assert all(graph.nodes[n]["distance"] == -1 for n in graph.predecessors(key))
 
 
-def test_field_lineage_of_a_view_follows_its_columns(lake: RelationLake) -> None:
+def test_field_lineage_of_a_view_follows_its_columns(lake: SharedLake) -> None:
     view = next(v for v in lake.truth.views if v.view == "sales.customer_contacts")
     graph = lake.cat.lineage((SQL, view.view), upstream=1, downstream=0, fields=True)
     edge = graph.edges[lake.key("sales.customers"), lake.key(view.view)]
@@ -54,7 +54,7 @@ def test_field_lineage_of_a_view_follows_its_columns(lake: RelationLake) -> None
         assert sorted(f.split(".")[-1] for f in mapped[column]) == expected, column
 
 
-def test_lineage_walks_several_levels_with_negative_distances(lake: RelationLake) -> None:
+def test_lineage_walks_several_levels_with_negative_distances(lake: SharedLake) -> None:
     top = lake.key("sales.top_customers")
     graph = lake.cat.lineage(top, upstream=2, downstream=0, types="FACTUAL")
     distances = {graph.nodes[n]["path"]: graph.nodes[n]["distance"] for n in graph}
@@ -65,7 +65,7 @@ def test_lineage_walks_several_levels_with_negative_distances(lake: RelationLake
     assert set(graph.graph["lineage_types"]) == {"FACTUAL"}
 
 
-def test_inferred_lineage_between_files(lake: RelationLake) -> None:
+def test_inferred_lineage_between_files(lake: SharedLake) -> None:
     for derivation in lake.truth.derivations:
         if "/" not in derivation.derived or "/" not in derivation.source:
             continue
@@ -79,7 +79,7 @@ def test_inferred_lineage_between_files(lake: RelationLake) -> None:
         assert data["field_lineage"]
 
 
-def test_impact_of_a_base_table_lists_views_with_distances(lake: RelationLake) -> None:
+def test_impact_of_a_base_table_lists_views_with_distances(lake: SharedLake) -> None:
     frame = lake.cat.impact((SQL, "sales.customers"))
     assert list(frame.columns) == [c.name for c in IMPACT_COLUMNS]
     distance = dict(zip(frame["path"], frame["distance"], strict=True))
@@ -98,7 +98,7 @@ def test_impact_depth_limits_the_levels(cat: Catalog) -> None:
     assert "sales.top_customers" not in set(frame["path"])
 
 
-def test_impact_agrees_with_the_lineage_graph(lake: RelationLake) -> None:
+def test_impact_agrees_with_the_lineage_graph(lake: SharedLake) -> None:
     graph = lake.cat.lineage_graph()
     root = lake.key("sales.orders")
     expected = nx.single_source_shortest_path_length(graph, root)
@@ -107,7 +107,7 @@ def test_impact_agrees_with_the_lineage_graph(lake: RelationLake) -> None:
         k: d for k, d in expected.items() if k != root}
 
 
-def test_lineage_graph_holds_every_view_edge(lake: RelationLake) -> None:
+def test_lineage_graph_holds_every_view_edge(lake: SharedLake) -> None:
     graph = lake.cat.lineage_graph(types="FACTUAL")
     for view in lake.truth.views:
         for table in view.tables:
@@ -115,7 +115,7 @@ def test_lineage_graph_holds_every_view_edge(lake: RelationLake) -> None:
     assert graph.graph["edge_count"] == graph.graph["total_count"] == graph.number_of_edges()
 
 
-def test_lineage_graph_of_a_source_keeps_edges_touching_it(lake: RelationLake) -> None:
+def test_lineage_graph_of_a_source_keeps_edges_touching_it(lake: SharedLake) -> None:
     graph = lake.cat.lineage_graph(FILES)
     assert graph.number_of_edges() > 0
     for up, down in graph.edges:
@@ -123,7 +123,7 @@ def test_lineage_graph_of_a_source_keeps_edges_touching_it(lake: RelationLake) -
     assert all(graph.nodes[n]["source"] == FILES for n in graph if graph.nodes[n]["in_scope"])
 
 
-def test_table_without_lineage_is_a_lone_node(lake: RelationLake) -> None:
+def test_table_without_lineage_is_a_lone_node(lake: SharedLake) -> None:
     key = lake.key("sales.products")
     graph = lake.cat.lineage(key, upstream=3, downstream=0)
     assert list(graph) == [key] and graph.number_of_edges() == 0
@@ -141,7 +141,7 @@ def test_bad_arguments_and_unknown_resources(cat: Catalog) -> None:
         cat.impact((SQL, "sales.no_such_table"))
 
 
-def test_hidden_resources_never_appear(lake: RelationLake, unique: Callable[[str], str]) -> None:
+def test_hidden_resources_never_appear(lake: SharedLake, unique: Callable[[str], str]) -> None:
     files_key = next(str(s["key"]) for s in lake.cat.api.list_sources() if s["name"] == FILES)
     role = lake.cat.create_role(unique("files-only"), "Analyst", data_source_keys=[files_key])
     user = lake.cat.create_user(unique("files-user"), roles=[role["name"]], password=LIVE_PASSWORD)

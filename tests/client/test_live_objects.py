@@ -23,7 +23,9 @@ from catalog_nb.client import (
     PermissionDeniedError,
     connect,
 )
-from catalog_nb.client.objects import CONFIG_COLUMNS, FAVORITE_COLUMNS, REVIEW_COLUMNS
+from catalog_nb.client.favorites import FAVORITE_COLUMNS
+from catalog_nb.client.reviews import REVIEW_COLUMNS
+from catalog_nb.client.service_config import CONFIG_COLUMNS
 from catalog_nb.contract import ErrorCode
 from tests.client.mocks import LIVE_PASSWORD
 

@@ -1,16 +1,16 @@
 """The resource families of the client against a real service profiling the real demo lake.
 
-One server per module, whose data roots hold a demo lake built at scale 0.05. The module
-registers the lake's two sources and profiles them through the client, so every frame below
-reads what the service's own processing wrote.
+The lake is the session's shared one (``tests.client.shared_lake``): a demo lake built at scale
+0.05, its two sources registered and profiled through the client, so every frame below reads
+what the service's own processing wrote. What these tests write is their own (uniquely named
+properties, folders and data sets; jobs that find the lake unchanged; ``hr/employees.csv``); the
+source whose profiling fails lives on a server of its own.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -26,10 +26,9 @@ from catalog_nb.client import (
     connect,
 )
 from catalog_nb.client.jobs import JOB_COLUMNS
-from catalog_nb.client.resource_frames import FIELD_COLUMNS, RESOURCE_COLUMNS
-from catalog_nb.client.resource_view import Resource
-from catalog_nb.demo.lake import build_lake, lake_sources
-from catalog_nb.demo.truth import LakeTruth
+from catalog_nb.client.resources.frames import FIELD_COLUMNS, RESOURCE_COLUMNS
+from catalog_nb.client.resources.view import Resource
+from tests.client.shared_lake import SharedLake
 
 #: The lake's resources: 8 files/collections, 18 partition files, 11 tables and views.
 FILE_RESOURCES = 8
@@ -37,43 +36,20 @@ PARTITIONS = 18
 SQL_RESOURCES = 11
 
 
-@dataclass
-class Lake:
-    cat: Catalog
-    truth: LakeTruth
-    root: Path
-    profiles: dict[str, pd.Series]
-
-
-@pytest.fixture(scope="module")
-def lake(
-    make_server: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Lake]:
-    root = tmp_path_factory.mktemp("lake-root")
-    truth = build_lake(root / "acme", scale=0.05)
-    server = make_server(data_roots=[root])
-    cat = connect(server.url, server.admin_user, server.admin_password, progress=False)
-    profiles: dict[str, pd.Series] = {}
-    for source in lake_sources(root / "acme"):
-        cat.create_source(
-            source["name"], source["uri"], source["sourceType"], description=source["description"]
-        )
-        job = cat.profile(source["name"], timeout=300, poll_interval=0.05)
-        assert isinstance(job, pd.Series)
-        profiles[source["name"]] = job
-    yield Lake(cat, truth, root / "acme", profiles)
-    cat.close()
+@pytest.fixture
+def lake(shared_lake: SharedLake) -> SharedLake:
+    return shared_lake
 
 
 @pytest.fixture
-def cat(lake: Lake) -> Catalog:
+def cat(lake: SharedLake) -> Catalog:
     return lake.cat
 
 
 # -- sources and jobs ----------------------------------------------------------------------------
 
 
-def test_profile_jobs_succeeded_with_counts(lake: Lake) -> None:
+def test_profile_jobs_succeeded_with_counts(lake: SharedLake) -> None:
     files, sql = lake.profiles["demo_files"], lake.profiles["demo_sql"]
     assert files["state"] == sql["state"] == "SUCCEEDED"
     assert files["total"] == files["done"] == FILE_RESOURCES + PARTITIONS
@@ -97,7 +73,7 @@ def test_reprofiling_skips_unchanged_resources(cat: Catalog) -> None:
     assert job["resources_unchanged"] >= 2 and job["resources_created"] == 0
 
 
-def test_jobs_list_and_one_job(cat: Catalog, lake: Lake) -> None:
+def test_jobs_list_and_one_job(cat: Catalog, lake: SharedLake) -> None:
     frame = cat.jobs(source="demo_sql")
     assert list(frame.columns) == [column.name for column in JOB_COLUMNS]
     assert lake.profiles["demo_sql"]["key"] in frame["key"].tolist()
@@ -122,8 +98,11 @@ def test_timeout_leaves_the_job_running(cat: Catalog) -> None:
 
 
 def test_unreachable_database_fails_the_job_clearly(
-    cat: Catalog, unique: Callable[[str], str]
+    make_server: Callable[..., Any], unique: Callable[[str], str]
 ) -> None:
+    # a server of its own: a FAILED source would change the shared lake's sources frame
+    server = make_server()
+    cat = connect(server.url, server.admin_user, server.admin_password, progress=False)
     name = unique("nodb")
     cat.create_source(name, "postgresql+psycopg://nobody:secret@127.0.0.1:1/none", "SQL")
     with pytest.raises(JobFailedError) as exc:
@@ -131,6 +110,7 @@ def test_unreachable_database_fails_the_job_clearly(
     assert exc.value.job["state"] == "FAILED" and exc.value.message
     assert "secret" not in str(exc.value)
     assert cat.sources().set_index("name").loc[name, "last_job_state"] == "FAILED"
+    cat.close()
 
 
 # -- resources -------------------------------------------------------------------------------------
@@ -149,7 +129,7 @@ def test_resources_page_through_the_whole_lake(cat: Catalog) -> None:
     assert frame["rows"].dtype == "Int64"
 
 
-def test_resources_match_the_lake_truth(cat: Catalog, lake: Lake) -> None:
+def test_resources_match_the_lake_truth(cat: Catalog, lake: SharedLake) -> None:
     frame = cat.resources("demo_files", status="PROFILED").set_index("path")
     for truth in lake.truth.resources:
         if truth.source_type != "FILE":
@@ -213,7 +193,7 @@ def test_unknown_filter_values_are_refused(cat: Catalog) -> None:
         cat.resources(type="folder")
 
 
-def test_one_resource_by_path_and_by_key(cat: Catalog, lake: Lake) -> None:
+def test_one_resource_by_path_and_by_key(cat: Catalog, lake: SharedLake) -> None:
     res = cat.resource("demo_files", "crm/customers.csv")
     assert isinstance(res, Resource) and res.rows == 150 and res.format == "csv"
     truth = lake.truth.resource("crm/customers.csv")
@@ -227,7 +207,7 @@ def test_one_resource_by_path_and_by_key(cat: Catalog, lake: Lake) -> None:
     assert exc.value.error_code == "RESOURCE_NOT_FOUND"
 
 
-def test_fields_of_one_resource_carry_statistics(cat: Catalog, lake: Lake) -> None:
+def test_fields_of_one_resource_carry_statistics(cat: Catalog, lake: SharedLake) -> None:
     frame = cat.fields("demo_sql", "hr.employees").set_index("name")
     assert list(frame.reset_index().columns) == [c.name for c in FIELD_COLUMNS]
     truth = lake.truth.resource("hr.employees")

@@ -1,15 +1,16 @@
 """``cat.search`` and ``cat.facets`` against a real service profiling the real demo lake.
 
-One server per module whose data roots hold a demo lake built at scale 0.05; the module
-registers the lake's two sources and profiles them through the client, then tags one resource,
-so every search below reads what the service's own processing and index wrote.
+The lake is the session's shared one (``tests.client.shared_lake``): a demo lake built at scale
+0.05, its two sources registered and profiled through the client. The module tags one resource
+with a tag of its own, so every search below reads what the service's own processing and index
+wrote.
 """
 
 from __future__ import annotations
 
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ from catalog_nb.client import (
 )
 from catalog_nb.client.frames import DTYPES
 from catalog_nb.client.search_frames import FACET_RESULT_COLUMNS, SEARCH_COLUMNS
-from catalog_nb.demo.lake import build_lake, lake_sources
+from tests.client.shared_lake import SharedLake
 
 CUSTOMERS = "crm/customers.csv"
 
@@ -40,24 +41,15 @@ class Lake:
 
 
 @pytest.fixture(scope="module")
-def lake(
-    make_server: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Lake]:
-    root = tmp_path_factory.mktemp("search-lake")
-    build_lake(root / "acme", scale=0.05)
-    server = make_server(data_roots=[root])
-    cat = connect(server.url, server.admin_user, server.admin_password, progress=False)
-    for source in lake_sources(root / "acme"):
-        cat.create_source(source["name"], source["uri"], source["sourceType"])
-        cat.profile(source["name"], timeout=300, poll_interval=0.05)
+def lake(shared_lake: SharedLake) -> Lake:
+    cat = shared_lake.cat
     domain = f"Search{uuid.uuid4().hex[:6]}"
     cat.create_tag_domain(domain)
     tag = cat.create_tag(f"{domain}.Contact")["fullName"]
     customers = cat.resource("demo_files", CUSTOMERS)
     cat.tag(customers.key, tag)
     everything = cat.resources(custom=False)
-    yield Lake(cat, str(tag), customers.key, everything)
-    cat.close()
+    return Lake(cat, str(tag), customers.key, everything)
 
 
 @pytest.fixture

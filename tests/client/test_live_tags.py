@@ -23,8 +23,8 @@ from catalog_nb.client import (
     TruncatedResultWarning,
     connect,
 )
-from catalog_nb.client.bulk_plan import PLAN_COLUMNS, REPORT_COLUMNS
-from catalog_nb.client.tag_frames import ASSOCIATION_COLUMNS, TAG_COLUMNS
+from catalog_nb.client.tags.bulk_plan import PLAN_COLUMNS, REPORT_COLUMNS
+from catalog_nb.client.tags.frames import ASSOCIATION_COLUMNS, TAG_COLUMNS
 from catalog_nb.demo.lake import build_lake, lake_sources
 from tests.client.mocks import LIVE_PASSWORD
 

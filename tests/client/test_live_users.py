@@ -131,7 +131,7 @@ def test_find_users(
     assert set(found["name"]) == {user["name"] for user in [*made, by_email]}
     assert found.set_index("name").loc[by_email["name"], "first_name"] == "Mail"
 
-    with pytest.warns(TruncatedResultWarning, match="more than 2 users"):
+    with pytest.warns(TruncatedResultWarning, match="first 2 of more than 2 matching users"):
         assert len(live_cat.find_users(tag, limit=2)) == 2
 
     empty = live_cat.find_users(unique("nothing-matches"))

@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 
 from catalog_nb.client import Catalog, TruncatedResultWarning, connect
-from catalog_nb.client.paged_frame import PagedFrame
 from catalog_nb.client.paging import gc_paused, link_cursor, read_pages
-from catalog_nb.client.resource_frames import (
+from catalog_nb.client.resources.frames import (
     RESOURCE_COLUMNS,
     frame_records,
     resources_frame,
 )
+from catalog_nb.client.resources.paged_frame import PagedFrame
 from tests.conftest import Server
 from tests.server.lake import profile_many
 

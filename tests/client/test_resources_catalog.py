@@ -9,9 +9,9 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog, NotFoundError
-from catalog_nb.client.folders import DATASET_COLUMNS, FOLDER_COLUMNS, path_spec
-from catalog_nb.client.properties import CUSTOM_PROPERTY_COLUMNS
-from catalog_nb.client.sources import SOURCE_COLUMNS
+from catalog_nb.client.resources.folders import DATASET_COLUMNS, FOLDER_COLUMNS, path_spec
+from catalog_nb.client.resources.properties import CUSTOM_PROPERTY_COLUMNS
+from catalog_nb.client.resources.sources import SOURCE_COLUMNS
 from tests.client.mocks import API, json_of
 from tests.client.resource_mocks import DEFINITIONS, FOLDERS, SOURCES, add_lists, calls_to
 

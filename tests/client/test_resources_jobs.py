@@ -13,6 +13,7 @@ import responses
 
 from catalog_nb.client import (
     Catalog,
+    CatalogConnectionError,
     CatalogError,
     CatalogTimeoutError,
     JobFailedError,
@@ -45,6 +46,9 @@ def job_json(state: str = "QUEUED", **overrides: Any) -> dict[str, Any]:
         "timeOfCreation": 1704067200000,
         "startTime": None,
         "endTime": None,
+        "workUnit": None,
+        "workTotal": None,
+        "workDone": None,
     }
     job.update(overrides)
     return job
@@ -168,7 +172,8 @@ def test_timeout_says_the_job_keeps_running(
     _script(jobs_mock, [RUN[1]])
     with pytest.raises(JobTimeoutError, match="keeps running on the service") as exc:
         cat.profile("demo_files", timeout=0.05, poll_interval=0.01, progress=True)
-    assert isinstance(exc.value, CatalogTimeoutError)
+    # the service answered all along: not a connection (or connect/read timeout) error
+    assert not isinstance(exc.value, CatalogConnectionError | CatalogTimeoutError)
     assert exc.value.job["key"] == "job-1" and "1 of 3 done" in exc.value.message
     assert bars[0].closed
 
@@ -221,14 +226,15 @@ def test_jobs_frame_and_query(mock: responses.RequestsMock, cat: Catalog) -> Non
 
 def test_jobs_warns_when_there_are_more(mock: responses.RequestsMock, cat: Catalog) -> None:
     mock.add(responses.GET, API + "/job", json=[job_json(key=f"j{i}") for i in range(3)])
-    with pytest.warns(TruncatedResultWarning, match="newest 2 jobs"):
+    with pytest.warns(TruncatedResultWarning, match="newest 2 of more than 2 matching jobs"):
         frame = cat.jobs(limit=2)
     assert frame["key"].tolist() == ["j0", "j1"]
 
 
 def test_jobs_at_the_service_maximum(mock: responses.RequestsMock, cat: Catalog) -> None:
     mock.add(responses.GET, API + "/job", json=[job_json(key=f"j{i}") for i in range(1000)])
-    with pytest.warns(TruncatedResultWarning, match="there may be more"):
+    more = "newest 1000 of possibly more than 1000 matching jobs"
+    with pytest.warns(TruncatedResultWarning, match=more):
         assert len(cat.jobs(limit=1000)) == 1000
     assert query_of(calls_to(mock, "GET", "/job")[0]) == "limit=1000"
     with pytest.raises(ValueError, match="between 1 and 1000"):

@@ -9,8 +9,8 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog, NotFoundError
-from catalog_nb.client.resource_frames import FIELD_COLUMNS, RESOURCE_FIELD_COLUMNS
-from catalog_nb.client.resource_view import MAX_SHOWN_FIELDS, Resource
+from catalog_nb.client.resources.frames import FIELD_COLUMNS, RESOURCE_FIELD_COLUMNS
+from catalog_nb.client.resources.view import MAX_SHOWN_FIELDS, Resource
 from tests.client.mocks import API, error_body, json_of
 from tests.client.resource_mocks import (
     CUSTOMER_FIELDS,

@@ -10,7 +10,7 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog, TruncatedResultWarning
-from catalog_nb.client.resource_frames import RESOURCE_COLUMNS
+from catalog_nb.client.resources.frames import RESOURCE_COLUMNS
 from tests.client.mocks import API
 from tests.client.resource_mocks import (
     DEFINITIONS,

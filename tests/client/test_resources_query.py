@@ -11,8 +11,8 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog, NotFoundError
-from catalog_nb.client.resource_frames import FRAME_WIRE_PROPERTIES
-from catalog_nb.client.resource_query import annotation_body, build_query, resource_type
+from catalog_nb.client.resources.frames import FRAME_WIRE_PROPERTIES
+from catalog_nb.client.resources.query import annotation_body, build_query, resource_type
 from tests.client.resource_mocks import add_lists, add_metadata, calls_to, query_of, resource_json
 
 

@@ -10,8 +10,8 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog, NotFoundError, TruncatedResultWarning
-from catalog_nb.client.associations import association_state
-from catalog_nb.client.tag_frames import ASSOCIATION_COLUMNS
+from catalog_nb.client.tags.associations import association_state
+from catalog_nb.client.tags.frames import ASSOCIATION_COLUMNS
 from tests.client.mocks import API, error_body, json_of
 from tests.client.tag_mocks import (
     ASSOCIATIONS,

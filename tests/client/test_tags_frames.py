@@ -7,14 +7,14 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog, NotFoundError
-from catalog_nb.client.tag_frames import (
+from catalog_nb.client.tags.frames import (
     TAG_COLUMNS,
     TAG_DOMAIN_COLUMNS,
     association_tag_name,
     tag_depth,
     tag_parent,
 )
-from catalog_nb.client.tag_refs import TagIndex, tag_body
+from catalog_nb.client.tags.refs import TagIndex, tag_body
 from tests.client.mocks import API, error_body
 from tests.client.tag_mocks import DOMAINS, TAGS, calls, query_of
 

@@ -10,7 +10,7 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog, ConflictError, NotFoundError
-from catalog_nb.client.tag_frames import TAG_DOMAIN_COLUMNS
+from catalog_nb.client.tags.frames import TAG_DOMAIN_COLUMNS
 from tests.client.mocks import API, error_body, json_of
 from tests.client.tag_mocks import DOMAINS, TAGS, calls, tag_json
 

@@ -20,10 +20,10 @@ import pytest
 
 from catalog_nb.client import Catalog, connect
 from catalog_nb.client.frames import DTYPES, empty_frame
-from catalog_nb.client.resource_frames import RESOURCE_COLUMNS, RESOURCE_FIELD_COLUMNS
+from catalog_nb.client.resources.frames import RESOURCE_COLUMNS, RESOURCE_FIELD_COLUMNS
+from catalog_nb.client.resources.sources import SOURCE_COLUMNS
 from catalog_nb.client.roles import ROLE_COLUMNS
-from catalog_nb.client.sources import SOURCE_COLUMNS
-from catalog_nb.client.tag_frames import ASSOCIATION_COLUMNS, TAG_COLUMNS, TAG_DOMAIN_COLUMNS
+from catalog_nb.client.tags.frames import ASSOCIATION_COLUMNS, TAG_COLUMNS, TAG_DOMAIN_COLUMNS
 from catalog_nb.client.users import USER_COLUMNS
 from catalog_nb.demo.lake import build_lake, lake_sources
 from catalog_nb.notebook import audit

@@ -17,11 +17,11 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.collections import PathCollection
 
-from catalog_nb.client.coverage import coverage_rows, tag_graph_from
 from catalog_nb.client.frames import to_frame
-from catalog_nb.client.joins import join_graph_from_conditions
-from catalog_nb.client.lineage_graphs import lineage_from_answer, lineage_from_edges
-from catalog_nb.client.relation_frames import COVERAGE_COLUMNS
+from catalog_nb.client.relations.frames import COVERAGE_COLUMNS
+from catalog_nb.client.relations.graphs import lineage_from_answer, lineage_from_edges
+from catalog_nb.client.relations.joins import join_graph_from_conditions
+from catalog_nb.client.tags.coverage import coverage_rows, tag_graph_from
 from catalog_nb.notebook import drawing_layout as lay
 from catalog_nb.notebook.drawing import (
     draw_join_graph,

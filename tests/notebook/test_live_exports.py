@@ -24,7 +24,7 @@ from catalog_nb.notebook.export import (
     stewardship_sheet,
 )
 from catalog_nb.notebook.export.stewardship import SHEET_COLUMNS, UPDATE_COLUMNS
-from tests.client.relation_lake import profiled_catalog
+from tests.client.shared_lake import profiled_catalog
 
 FILES = "demo_files"
 CUSTOMERS = "crm/customers.csv"

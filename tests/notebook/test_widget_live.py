@@ -10,7 +10,7 @@ import pytest
 
 from catalog_nb.client import Catalog
 from catalog_nb.notebook import FacetSearch
-from tests.client.relation_lake import profiled_catalog
+from tests.client.shared_lake import profiled_catalog
 
 CUSTOMERS = "crm/customers.csv"
 

@@ -66,7 +66,7 @@ def _check_folder(folder: Path) -> None:
 
 def export_frames(source: Any) -> dict[str, pd.DataFrame]:
     """The frames an export holds: the audit findings, then every catalog frame."""
-    from catalog_nb.notebook.audit import Frames, run_all
+    from catalog_nb.notebook.audits import Frames, run_all
 
     frames = source.catalog_frames() if hasattr(source, "catalog_frames") else source.frames()
     findings = run_all(Frames(source, frames=frames))
@@ -85,7 +85,7 @@ def export_all(
 
     ``source`` is a live :class:`~catalog_nb.client.Catalog` or a
     :class:`~catalog_nb.snapshot.Snapshot`. The frames: findings (every audit of
-    :mod:`catalog_nb.notebook.audit`), users, roles, sources, tag_domains, tags,
+    :mod:`catalog_nb.notebook.audits`), users, roles, sources, tag_domains, tags,
     associations, resources, fields. Every path is checked before anything is read, and each
     file appears whole or not at all. Returns ``{"xlsx": Path, "html": Path, "csv": [Path]}``
     for what was asked.

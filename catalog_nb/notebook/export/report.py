@@ -98,9 +98,9 @@ def _states_chart(associations: pd.DataFrame) -> Callable[[Any], Any]:
 
 def _coverage_from_frames(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """:meth:`Catalog.tag_coverage` computed offline from snapshot frames (ACCEPTED tags)."""
-    from catalog_nb.client.coverage import coverage_rows
     from catalog_nb.client.frames import to_frame
-    from catalog_nb.client.relation_frames import COVERAGE_COLUMNS
+    from catalog_nb.client.relations.frames import COVERAGE_COLUMNS
+    from catalog_nb.client.tags.coverage import coverage_rows
 
     fields = frames["fields"]
     by_resource: dict[str, list[dict[str, Any]]] = {}

@@ -258,8 +258,8 @@ def read_sheet(catalog: Any, path: str | os.PathLike[str]) -> StewardshipPlan:
     Raises:
         ExportError: the file is missing, not a workbook, or lacks the sheet's columns.
     """
-    from catalog_nb.client.bulk_plan import PLAN_COLUMNS
     from catalog_nb.client.frames import empty_frame
+    from catalog_nb.client.tags.bulk_plan import PLAN_COLUMNS
 
     rows = _read_rows(Path(path).expanduser())
     tag_rows: list[dict[str, Any]] = []
