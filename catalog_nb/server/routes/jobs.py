@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import APIRouter, Query, Request
 
 from catalog_nb.contract import (
+    JOB_LIST_MAX,
     AccessLevel,
     AuditAction,
     AuditObjectType,
@@ -36,7 +37,6 @@ router = APIRouter(tags=["jobs"])
 
 #: Default and largest ``limit`` of ``GET /job``.
 JOB_LIST_DEFAULT = 100
-JOB_LIST_MAX = 1000
 
 
 def may_run_jobs(caller: Caller, source_key: str) -> bool:

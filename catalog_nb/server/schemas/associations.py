@@ -12,13 +12,13 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from catalog_nb.contract import TagAssociationState
+from catalog_nb.contract import ASSOCIATION_LIST_MAX, TagAssociationState
 from catalog_nb.server.schemas.common import Payload, Wire
 
 _KEY = 64
 _TEXT = 100_000
 #: Most items ``POST /tagassociation/list`` takes.
-MAX_BULK = 1000
+MAX_BULK = ASSOCIATION_LIST_MAX
 
 _READ_ONLY = frozenset({
     "key", "tagName", "tagFullName", "domainKey", "domainName", "resourcePath",
