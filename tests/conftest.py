@@ -262,6 +262,59 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.write_line(top["listing"])
 
 
+# -- which tests run on PostgreSQL ---------------------------------------------------------------
+
+#: The fixtures through which a test reaches the store (every server and store fixture is built
+#: on one of them). A test that uses neither, in a module that does not open PostgreSQL itself,
+#: runs the same whatever the backend: ``scripts/test``'s PostgreSQL run, which follows its
+#: SQLite run, leaves it out (it says so with :data:`STORE_ONLY`).
+BACKEND_FIXTURES = frozenset({"make_server", "store_url"})
+#: Names a module uses when it opens PostgreSQL itself, past the fixtures.
+_OPENS_POSTGRES = ("PG_URL", "new_pg_database")
+#: Set (to 1) for a run on PostgreSQL of only the tests that reach the store.
+STORE_ONLY = "CATALOG_TEST_STORE_ONLY"
+
+
+@cache
+def _opens_postgres(path: Path) -> bool:
+    try:
+        source = path.read_text()
+    except OSError:
+        return True
+    return any(name in source for name in _OPENS_POSTGRES)
+
+
+def reaches_store(item: pytest.Item) -> bool:
+    """Whether ``item`` can behave differently on PostgreSQL than on SQLite."""
+    if BACKEND_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    return _opens_postgres(Path(str(item.path)))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The suite runs once per backend (scripts/test): the tests that never reach the store ran
+    # in the SQLite run already, and running them again took a third of the PostgreSQL run.
+    if not _store_only():
+        return
+    kept = [item for item in items if reaches_store(item)]
+    left = [item for item in items if not reaches_store(item)]
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
+def _store_only() -> bool:
+    return bool(PG_URL) and os.environ.get(STORE_ONLY) == "1"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Files whose tests all never reach the store leave the PostgreSQL run nothing to do: that
+    # is a pass (the SQLite run ran them), not pytest's "no tests collected".
+    if _store_only() and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.OK
+
+
 # -- who started a server ------------------------------------------------------------------------
 
 #: The fixtures being set up (innermost last) and the test being run: (label, addfinalizer).
