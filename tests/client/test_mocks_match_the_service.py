@@ -14,9 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+import requests
+import responses
 from pydantic import BaseModel
 
-from catalog_nb.server.schemas.associations import AssociationView
+from catalog_nb.server.schemas.associations import AssociationPage, AssociationView, BulkItem
 from catalog_nb.server.schemas.custom_properties import CustomPropertyOut
 from catalog_nb.server.schemas.folders import FolderOut
 from catalog_nb.server.schemas.jobs import JobOut
@@ -25,6 +27,8 @@ from catalog_nb.server.schemas.sources import SourceOut
 from catalog_nb.server.schemas.tags import DomainOut, TagOut
 from catalog_nb.server.schemas.users import LoginResult
 from tests.client import mocks, relation_mocks, resource_mocks, tag_mocks
+from tests.client.mocks import API
+from tests.client.tag_mocks import CUSTOMERS, TagWorld
 from tests.client.test_resources_jobs import job_json
 
 
@@ -85,3 +89,18 @@ def test_the_checker_sees_a_stray_member_deep_inside() -> None:
     answer = {**relation_mocks.TOP_UPSTREAM, "nodes": [node]}
     assert stray_members(LineageOut, answer, "a") == ["a.nodes[0].rowcount"]
     assert stray_members(TagOut, {**tag_mocks.TAGS[0], "fullname": "x"}, "t") == ["t.fullname"]
+
+
+def test_the_tag_world_pages_and_bulk_answers_are_the_services(
+    mock: responses.RequestsMock,
+) -> None:
+    """:class:`~tests.client.tag_mocks.TagWorld` builds its answers itself: their shape too."""
+    TagWorld(mock)
+    page = requests.get(API + "/tagassociation?state=ACCEPTED&pageSize=2", timeout=5).json()
+    AssociationPage.model_validate(page)
+    assert stray_members(AssociationPage, page, "page") == []
+    body = [{"resourceKey": CUSTOMERS["key"], "tagKey": "t-rev", "state": "ACCEPTED"}]
+    answered = requests.post(API + "/tagassociation/list", json=body, timeout=5).json()
+    for item in answered:
+        BulkItem.model_validate(item)
+        assert stray_members(BulkItem, item, "item") == []
