@@ -119,7 +119,7 @@ def cmd_user_create(args: argparse.Namespace, store: Any) -> int:
     from catalog_nb.contract import AuditAction, AuditObjectType
     from catalog_nb.server.auditing import audited
     from catalog_nb.server.errors import ServiceError
-    from catalog_nb.server.security import hash_password
+    from catalog_nb.server.passwords import hash_password
     from catalog_nb.server.store import users
 
     hashed = hash_password(_read_password(args)) if args.password or args.password_stdin else None
@@ -143,7 +143,7 @@ def cmd_user_set_password(args: argparse.Namespace, store: Any) -> int:
     from catalog_nb.contract import AuditAction, AuditObjectType
     from catalog_nb.server.auditing import audited
     from catalog_nb.server.errors import ServiceError
-    from catalog_nb.server.security import hash_password
+    from catalog_nb.server.passwords import hash_password
     from catalog_nb.server.store import sessions, users
 
     hashed = hash_password(_read_password(args))

@@ -15,7 +15,7 @@ from sqlalchemy import Connection
 
 from catalog_nb.contract import MIN_PASSWORD_LENGTH, AccessLevel
 from catalog_nb.server.discovery.builtin import BUILTIN_TAGS, DOMAIN_DESCRIPTION, DOMAIN_NAME
-from catalog_nb.server.security import hash_password
+from catalog_nb.server.passwords import hash_password
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import discovery as discovery_store
 from catalog_nb.server.store import maintenance

@@ -1,6 +1,6 @@
 """The tag discovery part of jobs: DISCOVER jobs, and the discovery that ends a PROFILE job.
 
-:class:`DiscoverySteps` is mixed into :class:`catalog_nb.server.job_work.Work`.
+:class:`DiscoverySteps` is mixed into :class:`catalog_nb.server.job_work.ClaimedJob`.
 
 * A **DISCOVER** job reads nothing from the source: it runs tag discovery
   (:mod:`catalog_nb.server.discovery.runner`) over the stored resources at or under
@@ -48,7 +48,7 @@ class JobStopped(Exception):
 
 
 class DiscoverySteps:
-    """Discovery steps of a job; the attributes and helpers are those of ``Work``."""
+    """Discovery steps of a job; the attributes and helpers are those of ``ClaimedJob``."""
 
     store: Store
     settings: Settings

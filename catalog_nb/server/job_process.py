@@ -6,7 +6,7 @@ process, they share its interpreter lock with the threads answering requests: a 
 :class:`catalog_nb.server.jobs.JobRunner` therefore owns one child process (``spawn``: a fresh
 interpreter, no copied locks or connections), started on first use and kept for the next jobs
 (its imports and its sketch index stay warm). The worker thread sends the child a job key over a
-pipe and waits for the answer; the child runs :func:`catalog_nb.server.jobs.run_job` on its own
+pipe and waits for the answer; the child runs :func:`catalog_nb.server.job_run.run_job` on its own
 store (its own connections to the same database) at a lower CPU priority.
 
 Stopping: the runner sets a shared event; the child's job sees it between two resources and goes
@@ -55,7 +55,7 @@ def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
     if not keep_freed_memory():
         log.info("job process: Arrow or Polars loaded before the allocators were told to keep "
                  "freed memory; only glibc's settings apply")
-    from catalog_nb.server.jobs import run_job
+    from catalog_nb.server.job_run import run_job
     from catalog_nb.server.runtime_config import RuntimeConfig
     from catalog_nb.server.store import Store, share_write_turns
     from catalog_nb.server.store import config as config_store

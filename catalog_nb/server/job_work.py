@@ -1,4 +1,5 @@
-"""What one browse, profile or discover job does (run by :func:`catalog_nb.server.jobs.run_job`).
+"""What one browse, profile or discover job does (run by
+:func:`catalog_nb.server.job_run.run_job`).
 
 What a job does:
 
@@ -140,7 +141,7 @@ def _same_facts(current: dict[str, Any], found: ResourceProfile) -> bool:
     )
 
 
-class Work(DiscoverySteps):
+class ClaimedJob(DiscoverySteps):
     """One claimed job being run (see the module docstring)."""
 
     def __init__(

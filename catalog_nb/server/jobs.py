@@ -4,7 +4,8 @@
 it); :class:`JobRunner` is the service's small pool of worker threads, started and stopped by the
 application's lifespan.
 
-What a job does is in :mod:`catalog_nb.server.job_work`.
+What a job does is in :mod:`catalog_nb.server.job_work`; :func:`run_job` itself in
+:mod:`catalog_nb.server.job_run`.
 """
 
 from __future__ import annotations
@@ -12,98 +13,31 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from catalog_nb.contract import JobState
-from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.job_process import (
     DIED_MESSAGE,
     JobProcess,
     new_stop_event,
     new_turns_counter,
 )
+from catalog_nb.server.job_run import run_job
 from catalog_nb.server.job_work import (
     REQUEUED_MESSAGE,
     STALE_MESSAGE,
-    JobFailed,
-    JobStopped,
-    ProgressHook,
-    Work,
 )
-from catalog_nb.server.profiling.connect import redact
 from catalog_nb.server.profiling.threads import run_in_background
 from catalog_nb.server.settings import Settings
-from catalog_nb.server.store import Store, maintenance, share_write_turns, staging
+from catalog_nb.server.store import Store, share_write_turns, staging
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store.common import now_ms
 
 __all__ = ["REQUEUED_MESSAGE", "STALE_MESSAGE", "JobRunner", "heartbeat", "run_job"]
 
 log = logging.getLogger(__name__)
-
-def run_job(
-    store: Store,
-    settings: Settings,
-    key: str,
-    *,
-    enforce_roots: bool = True,
-    should_stop: Callable[[], bool] = lambda: False,
-    on_progress: ProgressHook | None = None,
-) -> dict[str, Any] | None:
-    """Claim and run the QUEUED job ``key`` to its end; returns its final row.
-
-    Returns None when the job was not QUEUED (another worker has it), and the QUEUED row again
-    when ``should_stop`` asked the job to stop. Never raises for a failing source or resource:
-    the job ends FAILED with a message instead.
-    """
-    with store.write() as conn:
-        if not job_store.claim(conn, key):
-            return None
-        job = job_store.get(conn, key)
-    log.info("job %s: %s of data source %s started", key, job["job_type"], job["data_source_name"])
-    run = Work(store, settings, job, enforce_roots=enforce_roots, should_stop=should_stop,
-               on_progress=on_progress)
-    state = JobState.SUCCEEDED
-    try:
-        message = run.run()
-    except JobStopped:
-        with store.write() as conn:
-            job_store.requeue(conn, key, REQUEUED_MESSAGE)
-            return job_store.get(conn, key)
-    except (JobFailed, ServiceError) as exc:
-        state = JobState.FAILED
-        message = str(getattr(exc, "message", None) or exc)
-    except Exception as exc:
-        log.exception("job %s failed unexpectedly", key)
-        state = JobState.FAILED
-        message = f"The job stopped on an unexpected error: {type(exc).__name__}: {exc}"
-    message = redact(message, str(run.source.get("uri") or ""))
-    values = run.tally.values()
-    if state is JobState.SUCCEEDED:
-        values["progress"] = 1.0
-    if run.tally.done >= maintenance.LARGE_JOB:
-        # Before the job is seen to end: whoever waited for it searches with fresh statistics.
-        refresh_statistics(store, key)
-    with store.write() as conn:
-        job_store.finish(conn, key, state, message, **values)
-        final = job_store.get(conn, key)
-    log.info("job %s %s: %s", key, state.value, message)
-    return final
-
-
-def refresh_statistics(store: Store, key: str) -> None:
-    """After a job that recorded many resources, the tables it grew are analysed again, so that
-    searches keep starting from their matches (``store/maintenance.py``). Never fails the job."""
-    try:
-        analysed = maintenance.after_bulk_write(store)
-    except Exception:
-        log.warning("job %s: the planner's statistics were not refreshed", key, exc_info=True)
-        return
-    if analysed:
-        log.info("job %s: planner statistics refreshed for %s", key, ", ".join(analysed))
-
 
 @contextmanager
 def heartbeat(store: Store, key: str, seconds: float) -> Iterator[None]:

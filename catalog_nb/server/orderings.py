@@ -2,7 +2,7 @@
 process.
 
 A facet-only search answers from the facet cells and its first page, and leaves every match to
-be ordered on its snapshot after the answer (``routes.search``): 50-70 ms for the 22,000
+be ordered on its snapshot after the answer (``services.searching``): 50-70 ms for the 22,000
 matches of a search over 100,000 resources. A thread per search piled those up when searches
 came faster than that (one analyst clicking through facets: each search took longer than the
 one before, 21 ms to 370 ms over 30 searches, the orderings taking 87 % of the process). Here

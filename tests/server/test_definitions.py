@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, update
 
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import definitions
 from catalog_nb.server.store import folders as folder_store
 from catalog_nb.server.store.schema import data_sources
+from catalog_nb.server.visibility import Visibility
 from tests.conftest import Http, Server
 from tests.server.helpers import counted_statements
 from tests.server.search_helpers import Lake, build_lake, facet, post, search

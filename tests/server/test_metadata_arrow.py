@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 import requests
 
-from catalog_nb.client.resource_frames import FRAME_WIRE_PROPERTIES
+from catalog_nb.client.resources.frames import FRAME_WIRE_PROPERTIES
 from catalog_nb.contract import ARROW_PAGE_MAX, ARROW_PAGE_METADATA, ARROW_STREAM, METADATA_PAGE_MAX
 from catalog_nb.server.schemas.resource_arrow import OWN_KINDS
 from catalog_nb.server.schemas.resources import OWN

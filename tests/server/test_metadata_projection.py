@@ -15,19 +15,20 @@ from typing import Any
 import orjson
 import pytest
 
-from catalog_nb.client.resource_frames import FRAME_WIRE_PROPERTIES
+from catalog_nb.client.resources.frames import FRAME_WIRE_PROPERTIES
 from catalog_nb.server.schemas.resources import (
     WIRE_PROPERTIES,
     Shaping,
     page_out,
     resource_out,
 )
-from catalog_nb.server.security import Caller, Visibility
+from catalog_nb.server.security import Caller
 from catalog_nb.server.store import custom_properties as property_store
 from catalog_nb.server.store import favorites as favorite_store
 from catalog_nb.server.store import ingest
 from catalog_nb.server.store import reviews as review_store
 from catalog_nb.server.store.common import FEW_KEYS
+from catalog_nb.server.visibility import Visibility
 from tests.conftest import Http, Server
 from tests.server.lake import add_source, one_field_profile
 from tests.server.tag_helpers import associate, make_domain, make_tag

@@ -25,7 +25,6 @@ from sqlalchemy import select, update
 from catalog_nb.server import profiling
 from catalog_nb.server.search import facets as F
 from catalog_nb.server.search.query import parse_basic
-from catalog_nb.server.security import Visibility, visibility
 from catalog_nb.server.store import facet_cells, ingest
 from catalog_nb.server.store import roles as role_store
 from catalog_nb.server.store import search as search_store
@@ -36,13 +35,14 @@ from catalog_nb.server.store.facets import (
     search_pass,
     selection_condition,
 )
-from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
     search_cell_members,
     search_document_facets,
     stored_searches,
 )
+from catalog_nb.server.store.visible import visibility, visible_condition
+from catalog_nb.server.visibility import Visibility
 from tests.benchmarks.catalog_fixture import tag_catalog, write_catalog
 from tests.conftest import Http, Server
 from tests.server.helpers import create_role
@@ -339,15 +339,15 @@ def test_a_lost_ordering_is_done_by_the_page(world: World,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker that answered and died before ordering the rest: the page orders it."""
     _enough(world)
-    from catalog_nb.server.routes import search as routes
+    from catalog_nb.server.services import searching
 
     def lost(_store: Any, held: Any, *_args: Any) -> None:
         held.close()
 
     reference = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION})
     expected = _walk(world.admin, reference["key"], 100, reference["matchedEntityCount"])
-    monkeypatch.setattr(routes, "_order_rest", lost)
-    monkeypatch.setattr(routes, "ORDERING_WAIT", 0.2)
+    monkeypatch.setattr(searching, "_order_rest", lost)
+    monkeypatch.setattr(searching, "ORDERING_WAIT", 0.2)
     first = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION,
                                                    "pagingCriteria": {"start": 0, "size": 2}})
     assert first["matchedKeys"] == expected[:2]
@@ -401,7 +401,7 @@ def test_a_running_ordering_is_stopped_when_its_session_searches_again(
     interrupted in the database at once (not left to compete with the new search); the older
     search's pages still order it, and the newer one is ordered as usual."""
     _enough(world)
-    from catalog_nb.server.routes import search as routes
+    from catalog_nb.server.services import searching
 
     reference = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION})
     expected = _walk(world.admin, reference["key"], 100, reference["matchedEntityCount"])
@@ -426,7 +426,7 @@ def test_a_running_ordering_is_stopped_when_its_session_searches_again(
                 ended.set()
         return ordering(conn, *args)
 
-    monkeypatch.setattr(routes.search_store, "order_all", slow)
+    monkeypatch.setattr(searching.search_store, "order_all", slow)
     first = post(world.admin, "/search/runFacet", {"facetSelections": SIZE_SELECTION,
                                                    "pagingCriteria": {"start": 0, "size": 2}})
     assert running.wait(30)

@@ -27,11 +27,11 @@ import pytest
 from sqlalchemy import event, select
 
 from catalog_nb.server.search.query import parse_basic
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import document_rows, maintenance
 from catalog_nb.server.store import facets as facet_store
 from catalog_nb.server.store import search as search_store
 from catalog_nb.server.store.schema import store_generations
+from catalog_nb.server.visibility import Visibility
 from tests.benchmarks.catalog_fixture import tag_catalog, write_catalog
 from tests.conftest import PG_URL, Http, Server
 from tests.server.helpers import PASSWORD, create_role, create_user

@@ -22,9 +22,9 @@ from catalog_nb.server.auditing import record_event
 from catalog_nb.server.confusables import canonical_name
 from catalog_nb.server.deps import CallerDep, SettingsDep, StoreDep, client_address, session_policy
 from catalog_nb.server.errors import Throttled
+from catalog_nb.server.passwords import verify_password
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.schemas.users import LoginRequest, LoginResult, UserInfo, display_name
-from catalog_nb.server.security import verify_password
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import sessions as session_store
 from catalog_nb.server.store import throttle

@@ -13,10 +13,11 @@ from catalog_nb.contract import AccessLevel, AuditAction, AuditObjectType
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.responses import JSONResponse
-from catalog_nb.server.routes.resources import shape
-from catalog_nb.server.security import require_level, visibility
+from catalog_nb.server.security import require_level
+from catalog_nb.server.services.resource_views import shape
 from catalog_nb.server.store import favorites as favorite_store
 from catalog_nb.server.store import resources as resource_store
+from catalog_nb.server.store.visible import visibility
 
 router = APIRouter(tags=["favorites"])
 

@@ -23,8 +23,9 @@ from catalog_nb.server.schemas.folders import (
     dataset_out,
     folder_out,
 )
-from catalog_nb.server.security import require_level, visibility
+from catalog_nb.server.security import require_level
 from catalog_nb.server.store import folders as folder_store
+from catalog_nb.server.store.visible import visibility
 
 router = APIRouter(tags=["virtual folders and data sets"])
 

@@ -26,9 +26,10 @@ from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, Forbidden, NotFound
 from catalog_nb.server.schemas.jobs import JobCreate, JobOut, job_out
-from catalog_nb.server.security import Caller, sees_every_source, sees_source
+from catalog_nb.server.security import Caller
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store import sources as source_store
+from catalog_nb.server.visibility import sees_every_source, sees_source
 
 if TYPE_CHECKING:  # the runner's module loads the profiling libraries; requests never need them
     from catalog_nb.server.jobs import JobRunner

@@ -16,12 +16,12 @@ from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.schemas.joins import page_out
 from catalog_nb.server.schemas.resource_query import split_list
-from catalog_nb.server.security import visibility
 from catalog_nb.server.store import joins as join_store
 from catalog_nb.server.store import overlap as overlap_store
 from catalog_nb.server.store import sources as source_store
 from catalog_nb.server.store.folders import specs_of
-from catalog_nb.server.store.resources import R, specs_condition
+from catalog_nb.server.store.resources import R
+from catalog_nb.server.store.visible import specs_condition, visibility
 
 router = APIRouter(tags=["joins"])
 

@@ -24,10 +24,11 @@ from catalog_nb.server.schemas.lineage import (
     node_out,
     parse_types,
 )
-from catalog_nb.server.security import Visibility, visibility
 from catalog_nb.server.store import lineage as lineage_store
 from catalog_nb.server.store import sources as source_store
 from catalog_nb.server.store.common import fold
+from catalog_nb.server.store.visible import visibility
+from catalog_nb.server.visibility import Visibility
 
 router = APIRouter(tags=["lineage"])
 

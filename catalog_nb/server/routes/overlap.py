@@ -19,9 +19,10 @@ from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.schemas import overlap as schema
-from catalog_nb.server.security import Caller, visibility
+from catalog_nb.server.security import Caller
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import overlap as overlap_store
+from catalog_nb.server.store.visible import visibility
 
 router = APIRouter(tags=["overlap"])
 

@@ -25,9 +25,10 @@ from catalog_nb.server.schemas.objects import (
     check_rating,
     review_out,
 )
-from catalog_nb.server.security import Caller, require_level, visibility
+from catalog_nb.server.security import Caller, require_level
 from catalog_nb.server.store import resources as resource_store
 from catalog_nb.server.store import reviews as review_store
+from catalog_nb.server.store.visible import visibility
 
 router = APIRouter(tags=["reviews"])
 

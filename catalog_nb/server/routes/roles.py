@@ -3,7 +3,7 @@
 Every signed-in user reads every role (role names are shown with users anyway), but only an
 Administrator reads every role's grant lists whole: anyone else sees in ``dataSourceKeys``,
 ``virtualFolderKeys``, ``datasetKeys`` and ``domainKeys`` only the keys their own roles grant
-(see :func:`~catalog_nb.server.security.readable_roles`), so the keys of hidden data sources do
+(see :func:`~catalog_nb.server.store.visible.readable_roles`), so the keys of hidden data sources do
 not leak. Their own roles read whole.
 """
 
@@ -17,8 +17,9 @@ from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest
 from catalog_nb.server.schemas.roles import RoleCreate, RoleOut, RoleUpdate, role_out
-from catalog_nb.server.security import readable_roles, require_admin
+from catalog_nb.server.security import require_admin
 from catalog_nb.server.store import roles as role_store
+from catalog_nb.server.store.visible import readable_roles
 
 router = APIRouter(tags=["roles"])
 

@@ -30,16 +30,11 @@ from catalog_nb.server.schemas.tags import (
     domain_out,
     tag_out,
 )
-from catalog_nb.server.security import (
-    Caller,
-    require_admin,
-    require_domain,
-    require_level,
-    visibility,
-)
+from catalog_nb.server.security import Caller, require_admin, require_domain, require_level
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import tag_domains as domain_store
 from catalog_nb.server.store import tags as tag_store
+from catalog_nb.server.store.visible import visibility
 
 router = APIRouter(tags=["tags"])
 

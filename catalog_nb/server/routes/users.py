@@ -24,6 +24,7 @@ from catalog_nb.contract import (
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, NotFound
+from catalog_nb.server.passwords import hash_password
 from catalog_nb.server.schemas.roles import RoleOut, role_out
 from catalog_nb.server.schemas.users import (
     AssignRole,
@@ -35,16 +36,12 @@ from catalog_nb.server.schemas.users import (
     user_out,
     user_to,
 )
-from catalog_nb.server.security import (
-    hash_password,
-    require_admin,
-    require_level,
-    sees_resource,
-    sees_source,
-)
+from catalog_nb.server.security import require_admin, require_level
 from catalog_nb.server.store import sessions as session_store
 from catalog_nb.server.store import sources as source_store
 from catalog_nb.server.store import users as user_store
+from catalog_nb.server.store.visible import visibilities
+from catalog_nb.server.visibility import sees_source
 
 router = APIRouter(tags=["users"])
 
@@ -121,23 +118,15 @@ def permit_resource(
     with store.read() as conn:
         source = source_store.get_source_by_name(conn, data_source_name)
         everyone = user_store.list_all(conn)
-        folder_keys = {k for u in everyone for r in u.roles for k in r.granted("VIRTUAL_FOLDER")}
-        folder_keys |= {k for r in caller.roles for k in r.granted("VIRTUAL_FOLDER")}
-        dataset_keys = {k for u in everyone for r in u.roles for k in r.granted("DATASET")}
-        dataset_keys |= {k for r in caller.roles for k in r.granted("DATASET")}
-        folders = {f["key"]: f for f in source_store.virtual_folders_by_key(conn, folder_keys)}
-        datasets = {d["key"]: d for d in source_store.datasets_by_key(conn, dataset_keys)}
-
-        def sees(roles: Any) -> bool:
-            return sees_resource(roles, source["key"], resource_path, folders, datasets)
-
-        if not sees(caller.roles):
+        mine, *theirs = visibilities(conn, [caller.roles, *(u.roles for u in everyone)])
+        if not mine.sees(source["key"], resource_path):
             raise NotFound(
                 f"There is no data source named '{data_source_name}'.",
                 ErrorCode.DATA_SOURCE_NOT_FOUND,
             )
         source_store.get_resource_by_path(conn, source["key"], resource_path)
-        return {u.name: sees(u.roles) for u in everyone}
+        return {u.name: seen.sees(source["key"], resource_path)
+                for u, seen in zip(everyone, theirs, strict=True)}
 
 
 @router.post("/user/assign/role", status_code=201, response_model=UserOut,

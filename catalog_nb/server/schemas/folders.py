@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from catalog_nb.server.schemas.common import Name, Payload, Wire
-from catalog_nb.server.security import Visibility
+from catalog_nb.server.visibility import Visibility
 
 _PATTERN = 1024
 _TEXT = 10_000
@@ -16,7 +16,7 @@ _SPECS = 200
 
 
 class PathSpecIn(Payload):
-    """A PathSpecification: a folder prefix and optional glob patterns (see security.PathSpec)."""
+    """A PathSpecification: a folder prefix and optional glob patterns (see visibility.PathSpec)."""
 
     source_path: str | None = Field(default=None, max_length=_PATTERN)
     include_pattern: str | None = Field(default=None, max_length=_PATTERN)

@@ -35,8 +35,9 @@ from catalog_nb.contract import (
 )
 from catalog_nb.server.responses import dumps
 from catalog_nb.server.schemas.associations import view_out
-from catalog_nb.server.security import Caller, PathSpec, Visibility
+from catalog_nb.server.security import Caller
 from catalog_nb.server.store.resources import WIRE_COLUMNS
+from catalog_nb.server.visibility import PathSpec, Visibility
 
 #: What the ``resource_path`` view keeps.
 PATH_VIEW = ("key", "resourcePath", "name", "resourceType", "dataSourceName")

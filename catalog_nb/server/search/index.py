@@ -7,7 +7,8 @@ turns parsed :class:`~catalog_nb.server.search.query.Term` objects into SQL: the
 term matches, and a (resource key, score) relation for relevance.
 
 Two implementations: SQLite FTS5 (``sqlite_fts``) and PostgreSQL full-text search
-(``postgres_fts``); :func:`index_for` picks the one of a connection.
+(``postgres_fts``); :func:`~catalog_nb.server.search.engines.index_for` picks the one of a
+connection.
 """
 
 from __future__ import annotations
@@ -46,14 +47,3 @@ class SearchIndex(Protocol):
     def ranked(self, terms: Sequence[Term], *, every: bool) -> Subquery:
         """``(resource_key, score)`` of the documents matching every term (``every``)
         or any; a higher score is more relevant."""
-
-
-def index_for(conn: Connection) -> SearchIndex:
-    """The index implementation of the connection's database."""
-    if conn.dialect.name == "postgresql":
-        from catalog_nb.server.search.postgres_fts import PostgresIndex
-
-        return PostgresIndex()
-    from catalog_nb.server.search.sqlite_fts import SqliteIndex
-
-    return SqliteIndex()

@@ -27,10 +27,8 @@ from sqlalchemy.exc import IntegrityError
 
 from catalog_nb.contract import ErrorCode, TagAssociationState
 from catalog_nb.server.errors import BadRequest, NotFound
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import search
 from catalog_nb.server.store.common import code_points, new_key, now_ms
-from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
@@ -39,6 +37,8 @@ from catalog_nb.server.store.schema import (
     tag_domains,
     tags,
 )
+from catalog_nb.server.store.visible import visible_condition
+from catalog_nb.server.visibility import Visibility
 
 #: Who discovery writes as, in ``created_by`` / ``changed_by``.
 DISCOVERY = "discovery"

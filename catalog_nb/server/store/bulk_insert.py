@@ -25,6 +25,8 @@ from typing import Any
 from sqlalchemy import Column, Connection, Table, insert
 from sqlalchemy.exc import DBAPIError
 
+from catalog_nb.server.store.changes import note_change
+
 #: From this many rows on, PostgreSQL gets them by COPY: below, one INSERT is one round trip
 #: where COPY takes two (the statement, then the data).
 COPY_FROM = 32
@@ -64,10 +66,7 @@ def _copy(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) -> 
     listed = ", ".join(preparer.quote(name) for name in columns)
     statement = f"COPY {preparer.format_table(table)} ({listed}) FROM STDIN"
     # The store counts the catalog's changes from the statements SQLAlchemy runs (a COPY
-    # through the driver is not one of them). Imported here: the store package imports the
-    # modules that import this one.
-    from catalog_nb.server.store import note_change
-
+    # through the driver is not one of them).
     note_change(conn, table.name)
     driver = conn.connection.driver_connection
     assert driver is not None

@@ -173,3 +173,21 @@ def claim_name(conn: Connection, table: Table, kind: str, name: str,
                 existing=str(other_name),
             )
     return canonical
+
+
+def loads_many(texts: Sequence[str | bytes | None]) -> list[Any]:
+    """Decode many JSON texts in one call (a missing text is None).
+
+    One ``orjson.loads`` over the texts joined into an array costs a fraction of a decoder call
+    per value. A text orjson refuses (``NaN``, which Python's encoder writes and SQLite keeps)
+    sends the batch to the stdlib decoder, which reads it; the answer's encoder writes it as null.
+    """
+    if not texts:
+        return []
+    parts = [t.decode() if isinstance(t, bytes) else ("null" if t is None else t) for t in texts]
+    joined = "[" + ",".join(parts) + "]"
+    try:
+        values: list[Any] = orjson.loads(joined)
+    except orjson.JSONDecodeError:
+        values = json.loads(joined)
+    return values

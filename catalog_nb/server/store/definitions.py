@@ -30,10 +30,10 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine, select
 
-from catalog_nb.server.security import Visibility
-from catalog_nb.server.store import changed
+from catalog_nb.server.store.changes import changed
 from catalog_nb.server.store.folders import list_datasets, list_folders
 from catalog_nb.server.store.schema import custom_properties, data_sources, store_generations
+from catalog_nb.server.visibility import Visibility
 
 #: The longest anything is kept under one generation.
 KEEP_SECONDS = 5.0

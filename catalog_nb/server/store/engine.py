@@ -1,9 +1,5 @@
-"""The catalog store: the only code that writes SQL (SQLAlchemy Core), one module per family.
-
-``Store`` owns the engine and hands out transactions; the family modules (``users``, ``roles``,
-``sessions``, ``audit``, ...) are functions that take a connection, so one request's work happens
-in one transaction and a failure leaves nothing half-written. A store holds a pool of open
-connections until it is disposed: whoever makes one disposes of it (``with`` does).
+"""The store's engine: ``Store`` owns the engine, its pool, and the transactions it hands out
+(``catalog_nb.server.store`` re-exports it and the helpers below).
 
 Pooling: a request borrows a connection and gives it back, so the per-connection set-up (on
 SQLite: opening the file and three PRAGMAs) is paid once per connection, not once per request.
@@ -24,7 +20,6 @@ Example::
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 import weakref
@@ -44,11 +39,12 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import StoreBusy
 from catalog_nb.server.store import libpq
+from catalog_nb.server.store.changes import CHANGED_INFO_KEY, changed, count_changes, note_change
 from catalog_nb.server.store.common import stored_json
 from catalog_nb.server.store.migrations import migrate
-from catalog_nb.server.store.schema import UNCOUNTED_TABLES, store_generations
+from catalog_nb.server.store.schema import store_generations
 
-__all__ = ["Store", "busy_error", "changed", "is_busy", "note_change"]
+__all__ = ["Store", "busy_error", "changed", "is_busy", "note_change", "share_write_turns"]
 
 #: PostgreSQL SQLSTATEs meaning "try again": lock_not_available (lock_timeout), deadlock,
 #: serialization failure, too many connections.
@@ -180,59 +176,9 @@ _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 #: SELECT waits for): it runs on the event loop, which must not stall behind a migration.
 HELD_LOCK_TIMEOUT_MS = 1000
 
-#: ``conn.info`` key: whether the open transaction wrote a table the catalog generation counts.
-_CHANGED = "catalog_changed"
-#: Statements that change nothing, by their first word.
-_READS = ("SELECT", "BEGIN", "PRAGMA", "SHOW", "SAVEPOINT", "RELEASE", "ROLLBACK", "COMMIT",
-          "EXPLAIN", "SET", "ANALYZE", "VALUES")
-#: The table a DML statement written as text writes (Core statements name theirs).
-_DML_TABLE = re.compile(
-    r"\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|"
-    r"DELETE\s+FROM)\s+\"?(\w+)", re.IGNORECASE)
 _BUMP_CATALOG = (store_generations.update()
                  .where(store_generations.c.name == "catalog")
                  .values(generation=store_generations.c.generation + 1))
-
-
-def _count_changes(engine: Engine) -> None:
-    """Note on each connection whether its transaction wrote a table that the catalog
-    generation counts (any but ``schema.UNCOUNTED_TABLES``); see :meth:`Store._counted`."""
-
-    @event.listens_for(engine, "before_cursor_execute")
-    def _note(conn: Connection, _cursor: Any, statement: str, _params: Any, context: Any,
-              _many: bool) -> None:
-        info = conn.info
-        if info.get(_CHANGED):
-            return
-        compiled = getattr(context, "compiled", None)
-        if context is not None and (context.isinsert or context.isupdate or context.isdelete):
-            table = getattr(getattr(compiled, "statement", None), "table", None)
-            name = getattr(table, "name", None)
-        elif getattr(getattr(compiled, "statement", None), "is_select", False):
-            return  # a Core SELECT, "WITH ..." included (a search: store/facets.py)
-        else:
-            first = statement.lstrip()[:10].upper()
-            if first.startswith(_READS):
-                return
-            found = _DML_TABLE.match(statement)
-            # Anything else (DDL, a statement not understood) counts: caches may be wrong
-            # only if a change is missed, never because one too many is counted.
-            name = found.group(1).lower() if found else None
-        if name not in UNCOUNTED_TABLES:
-            info[_CHANGED] = True
-
-
-def changed(conn: Connection) -> bool:
-    """Whether the connection's open transaction has written a table the catalog generation
-    counts (what it reads is then not what the generation stands for)."""
-    return bool(conn.info.get(_CHANGED))
-
-
-def note_change(conn: Connection, table: str) -> None:
-    """Note a write to ``table`` that the driver made, past SQLAlchemy's statement events (a
-    COPY: ``store.bulk_insert``), as :func:`_count_changes` notes the others."""
-    if table not in UNCOUNTED_TABLES:
-        conn.info[_CHANGED] = True
 
 
 def _owned_by_this_process(engine: Engine) -> None:
@@ -348,7 +294,7 @@ class Store:
                 connect_args=connect_args, **options,
             )
             _owned_by_this_process(engine)
-            _count_changes(engine)
+            count_changes(engine)
             return engine
         database = make_url(url).database
         if self.in_memory:
@@ -369,7 +315,7 @@ class Store:
                 connect_args={"timeout": self.busy_timeout, "check_same_thread": False},
             )
             _owned_by_this_process(engine)
-        _count_changes(engine)
+        count_changes(engine)
         busy_ms = int(self.busy_timeout * 1000)
 
         @event.listens_for(engine, "connect")
@@ -420,7 +366,7 @@ class Store:
         try:
             with self.engine.connect() as conn:
                 conn = conn.execution_options(catalog_write=True)
-                conn.info[_CHANGED] = False
+                conn.info[CHANGED_INFO_KEY] = False
                 with conn.begin():
                     if waiting:  # BEGIN IMMEDIATE has taken the lock
                         _TURNS.add(self.url, -1)
@@ -454,7 +400,7 @@ class Store:
                 if snapshot and self.dialect == "postgresql":
                     # Reset to the default when the connection goes back to the pool.
                     conn.execution_options(isolation_level="REPEATABLE READ")
-                conn.info[_CHANGED] = False
+                conn.info[CHANGED_INFO_KEY] = False
                 with conn.begin():
                     yield conn
                     self._counted(conn)  # nothing, unless the block wrote after all
@@ -480,7 +426,7 @@ class Store:
             return
         if held and self.quick_single_reads:
             conn = self._held_connection()
-            conn.info[_CHANGED] = False
+            conn.info[CHANGED_INFO_KEY] = False
             try:
                 yield conn
                 self._counted(conn)
@@ -493,7 +439,7 @@ class Store:
             return
         try:
             with self.engine.connect() as conn:
-                conn.info[_CHANGED] = False
+                conn.info[CHANGED_INFO_KEY] = False
                 yield conn.execution_options(**self._single_options())
                 self._counted(conn)
         except (DBAPIError, PoolTimeout) as exc:
@@ -654,7 +600,7 @@ class Store:
                 return
             with self.engine.connect() as conn:
                 conn = conn.execution_options(catalog_write=write)
-                conn.info[_CHANGED] = False
+                conn.info[CHANGED_INFO_KEY] = False
                 self._memory_conn.conn = conn
                 try:
                     with conn.begin():
@@ -668,7 +614,7 @@ class Store:
         catalog holds: the last statement before COMMIT, so on PostgreSQL the counter's row is
         locked only while the transaction commits, and the change and the new generation
         become visible together."""
-        if not conn.info.pop(_CHANGED, False):
+        if not conn.info.pop(CHANGED_INFO_KEY, False):
             return
         if conn.get_execution_options().get("catalog_uncounted"):
             return

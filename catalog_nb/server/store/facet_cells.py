@@ -60,15 +60,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql import FromClause
 
-from catalog_nb.server.search import facets as F
-from catalog_nb.server.security import Visibility
+from catalog_nb.server.search import facets as search_facets
 from catalog_nb.server.store import bulk_insert
 from catalog_nb.server.store import folders as folder_store
 from catalog_nb.server.store.common import any_key, chunks
 from catalog_nb.server.store.definitions import GenerationKept, source_names
 from catalog_nb.server.store.document_rows import scored_rows
 from catalog_nb.server.store.facets import FacetContext, MaskSums, Ranking, search_pass
-from catalog_nb.server.store.resources import specs_condition, visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
     search_cell_members,
@@ -77,6 +75,12 @@ from catalog_nb.server.store.schema import (
     search_documents,
     search_facet_values,
 )
+from catalog_nb.server.store.visible import (
+    seen_through_grants_only,
+    specs_condition,
+    visible_condition,
+)
+from catalog_nb.server.visibility import Visibility
 
 C, M, R, D = search_cells, search_cell_members, data_resources, search_document_facets
 #: The resource cells' ``facet`` (and ``category``); derived cells carry the facet row's.
@@ -111,11 +115,11 @@ State = tuple[Coordinates, frozenset[tuple[str, str]]]
 def size_range(size: int | None) -> str:
     """The ``sizeRange`` category of a size (as ``store.facets.expression`` computes it)."""
     if size is None:
-        return F.UNKNOWN
-    for category, bound in F.SIZE_RANGES:
+        return search_facets.UNKNOWN
+    for category, bound in search_facets.SIZE_RANGES:
         if size < bound:
             return category
-    return F.SIZE_ABOVE
+    return search_facets.SIZE_ABOVE
 
 
 def coordinates(
@@ -127,7 +131,7 @@ def coordinates(
         str(source_key), str(resource_type),
         None if file_format is None else str(file_format).lower(), owner, sensitivity,
         size_range(size), int(field_types or 0),
-        None if changed is None else int(changed) // F.DAY_MS,
+        None if changed is None else int(changed) // search_facets.DAY_MS,
     )
 
 
@@ -321,23 +325,23 @@ def answerable(ctx: FacetContext, selections: Mapping[str, Sequence[str]]) -> bo
 
 def boundary_days(now: int) -> set[int]:
     """The days holding a boundary of the ``lastModified`` ranges measured from ``now``."""
-    return {(now - age) // F.DAY_MS for _, age in F.AGE_RANGES}
+    return {(now - age) // search_facets.DAY_MS for _, age in search_facets.AGE_RANGES}
 
 
 def _age(day: int | None, now: int) -> str:
     """The ``lastModified`` category of a day that holds no range boundary."""
     if day is None:
-        return F.UNKNOWN
-    for category, age in F.AGE_RANGES:
-        if day * F.DAY_MS >= now - age:
+        return search_facets.UNKNOWN
+    for category, age in search_facets.AGE_RANGES:
+        if day * search_facets.DAY_MS >= now - age:
             return category
-    return F.AGE_ABOVE
+    return search_facets.AGE_ABOVE
 
 
 def _categories(place: Coordinates, names: Mapping[str, str], now: int) -> dict[str, Any]:
     return {
         "dataSource": names.get(place.data_source_key),
-        "resourceType": place.resource_type.replace(F.TYPE_PREFIX, ""),
+        "resourceType": place.resource_type.replace(search_facets.TYPE_PREFIX, ""),
         "fileFormat": place.file_format, "owner": place.owner,
         "sensitivity": place.sensitivity, "sizeRange": place.size_range,
         "lastModified": _age(place.change_day, now),
@@ -441,7 +445,7 @@ def _from_places(
                 if found[name] is not None:
                     sums.counts[name][unit][str(found[name])] += count
             for name in types:
-                for category, bit in F.FIELD_TYPE_BITS.items():
+                for category, bit in search_facets.FIELD_TYPE_BITS.items():
                     if place.field_types & bit:
                         sums.counts[name][unit][category] += count
     return sums.result(ctx.facets, bits, full)
@@ -457,7 +461,7 @@ def _mask(found: Mapping[str, Any], place: Coordinates, ctx: FacetContext,
         if facet.kind == "bits":
             wanted = 0
             for category in categories:
-                wanted |= F.FIELD_TYPE_BITS.get(category, 0)
+                wanted |= search_facets.FIELD_TYPE_BITS.get(category, 0)
             passed = bool(place.field_types & wanted)
         elif facet.kind == "derived":
             continue  # per unit, from the holders' cell
@@ -522,11 +526,12 @@ def _count_rest(
     rest: list[ColumnElement[bool]] = []
     if boundary:
         changed = R.c.time_of_resource_change
-        rest.extend(and_(changed >= day * F.DAY_MS, changed < (day + 1) * F.DAY_MS)
+        day_ms = search_facets.DAY_MS
+        rest.extend(and_(changed >= day * day_ms, changed < (day + 1) * day_ms)
                     for day in sorted(boundary_days(ctx.now)))
-    if not vis.everything and vis.specs:
-        rest.append(and_(specs_condition(conn, vis.specs),
-                         R.c.data_source_key.not_in(sorted(vis.sources))))
+    granted_only = seen_through_grants_only(conn, vis)
+    if granted_only is not None:
+        rest.append(granted_only)
     plain = FacetContext(ctx.facets, [], ctx.now)
     matches: list[list[Any]] = []
     if rest:

@@ -58,18 +58,18 @@ from sqlalchemy.sql import FromClause
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import BadRequest
-from catalog_nb.server.search import facets as F
+from catalog_nb.server.search import facets as search_facets
 from catalog_nb.server.search.facets import FIELD_TYPE_BITS
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import definitions
 from catalog_nb.server.store import folders as folder_store
 from catalog_nb.server.store.common import code_points, now_ms
-from catalog_nb.server.store.resources import specs_condition, visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
     search_facet_values,
 )
+from catalog_nb.server.store.visible import specs_condition, visible_condition
+from catalog_nb.server.visibility import Visibility
 
 R, S, FV = data_resources, data_sources, search_facet_values
 
@@ -79,16 +79,16 @@ class FacetContext:
     """What facet counting needs once per request: the facets in force (built-in and custom),
     the visible virtual folders, and the time the age ranges are measured from."""
 
-    facets: dict[str, F.Facet]
+    facets: dict[str, search_facets.Facet]
     folders: list[dict[str, Any]] = field(default_factory=list)
     now: int = 0
 
 
 def facet_context(conn: Connection, vis: Visibility) -> FacetContext:
     """The facets in force for a caller, in their order on the wire."""
-    found = {f.name: f for f in F.BUILT_IN}
+    found = {f.name: f for f in search_facets.BUILT_IN}
     for key, name, display in definitions.custom_facets(conn):
-        facet = F.custom_facet(key, name, display)
+        facet = search_facets.custom_facet(key, name, display)
         found[facet.name] = facet
     return FacetContext(found, [f for f in definitions.folders(conn) if vis.sees_folder(f)],
                         now_ms())
@@ -104,12 +104,12 @@ def joined() -> FromClause:
     return R.outerjoin(S, S.c.key == R.c.data_source_key)
 
 
-def expression(ctx: FacetContext, facet: F.Facet) -> Any:
+def expression(ctx: FacetContext, facet: search_facets.Facet) -> Any:
     """The category of a ``column`` or ``bucket`` facet, as an expression over a resource."""
     if facet.name == "dataSource":
         return S.c.name
     if facet.name == "resourceType":
-        return func.replace(R.c.resource_type, F.TYPE_PREFIX, "")
+        return func.replace(R.c.resource_type, search_facets.TYPE_PREFIX, "")
     if facet.name == "fileFormat":
         return func.lower(R.c.file_format)
     if facet.name == "owner":
@@ -119,16 +119,16 @@ def expression(ctx: FacetContext, facet: F.Facet) -> Any:
     if facet.name == "sizeRange":
         size = R.c.resource_size
         return case(
-            (size.is_(None), F.UNKNOWN),
-            *((size < bound, category) for category, bound in F.SIZE_RANGES),
-            else_=F.SIZE_ABOVE,
+            (size.is_(None), search_facets.UNKNOWN),
+            *((size < bound, category) for category, bound in search_facets.SIZE_RANGES),
+            else_=search_facets.SIZE_ABOVE,
         )
     if facet.name == "lastModified":
         changed = R.c.time_of_resource_change
         return case(
-            (changed.is_(None), F.UNKNOWN),
-            *((changed >= ctx.now - age, category) for category, age in F.AGE_RANGES),
-            else_=F.AGE_ABOVE,
+            (changed.is_(None), search_facets.UNKNOWN),
+            *((changed >= ctx.now - age, category) for category, age in search_facets.AGE_RANGES),
+            else_=search_facets.AGE_ABOVE,
         )
     raise ValueError(f"no expression for facet {facet.name!r}")
 
@@ -138,7 +138,7 @@ def _folder_condition(conn: Connection, folder: Mapping[str, Any]) -> ColumnElem
 
 
 def selection_condition(
-    conn: Connection, ctx: FacetContext, facet: F.Facet, categories: Sequence[str]
+    conn: Connection, ctx: FacetContext, facet: search_facets.Facet, categories: Sequence[str]
 ) -> ColumnElement[bool]:
     """Resources in any of these categories of the facet."""
     if facet.kind == "derived":
@@ -163,7 +163,7 @@ def selection_condition(
     return expression(ctx, facet).in_(list(categories))
 
 
-def ordered(categories: Mapping[str, int], facet: F.Facet) -> dict[str, int]:
+def ordered(categories: Mapping[str, int], facet: search_facets.Facet) -> dict[str, int]:
     """Categories in their display order: a fixed facet's own order, else most resources
     first, then by name."""
     if facet.fixed is not None:
@@ -174,7 +174,7 @@ def ordered(categories: Mapping[str, int], facet: F.Facet) -> dict[str, int]:
 
 
 def _held(
-    conn: Connection, visible: ColumnElement[bool], ctx: FacetContext, facet: F.Facet,
+    conn: Connection, visible: ColumnElement[bool], ctx: FacetContext, facet: search_facets.Facet,
     category: str,
 ) -> bool:
     """Whether a resource the caller sees is in this category of the facet: one probe that

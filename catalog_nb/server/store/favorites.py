@@ -16,12 +16,13 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import NotFound
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store.common import any_key, now_ms
-from catalog_nb.server.store.resources import read_query, rows_of, visible_condition
+from catalog_nb.server.store.resources import read_query, rows_of
 from catalog_nb.server.store.schema import data_resources, data_sources, favorites
+from catalog_nb.server.store.visible import visible_condition
+from catalog_nb.server.visibility import Visibility
 
-F, R, S = favorites, data_resources, data_sources
+FAV, R, S = favorites, data_resources, data_sources
 
 
 def add(conn: Connection, user_key: str, resource_key: str) -> tuple[int, bool]:
@@ -31,15 +32,16 @@ def add(conn: Connection, user_key: str, resource_key: str) -> tuple[int, bool]:
     two requests at once cannot collide on the key.
     """
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(F).values(
+    statement = dialect.insert(FAV).values(
         user_key=user_key, resource_key=resource_key, created_ms=now_ms()
-    ).on_conflict_do_nothing(index_elements=[F.c.user_key, F.c.resource_key])
+    ).on_conflict_do_nothing(index_elements=[FAV.c.user_key, FAV.c.resource_key])
     # RETURNING, not rowcount: drivers disagree on the rowcount of a skipped insert.
-    inserted = conn.execute(statement.returning(F.c.created_ms)).scalar()
+    inserted = conn.execute(statement.returning(FAV.c.created_ms)).scalar()
     if inserted is not None:
         return int(inserted), True
     when = conn.execute(
-        select(F.c.created_ms).where(F.c.user_key == user_key, F.c.resource_key == resource_key)
+        select(FAV.c.created_ms)
+        .where(FAV.c.user_key == user_key, FAV.c.resource_key == resource_key)
     ).scalar_one()
     return int(when), False
 
@@ -47,7 +49,7 @@ def add(conn: Connection, user_key: str, resource_key: str) -> tuple[int, bool]:
 def remove(conn: Connection, user_key: str, resource_key: str) -> None:
     """Stop keeping a resource as a favorite; 404 ``FAVORITE_NOT_FOUND`` when it was not one."""
     gone = conn.execute(
-        delete(F).where(F.c.user_key == user_key, F.c.resource_key == resource_key)
+        delete(FAV).where(FAV.c.user_key == user_key, FAV.c.resource_key == resource_key)
     ).rowcount
     if not gone:
         raise NotFound(f"The data resource '{resource_key}' is not one of your favorites.",
@@ -59,10 +61,10 @@ def list_for(conn: Connection, user_key: str, vis: Visibility) -> list[dict[str,
     with their source, as ``store.resources`` reads them) with ``favorite_ms``."""
     query = (
         read_query(conn)
-        .add_columns(F.c.created_ms.label("favorite_ms"))
-        .join(F, F.c.resource_key == R.c.key)
-        .where(F.c.user_key == user_key, visible_condition(conn, vis))
-        .order_by(F.c.created_ms.desc(), R.c.key)
+        .add_columns(FAV.c.created_ms.label("favorite_ms"))
+        .join(FAV, FAV.c.resource_key == R.c.key)
+        .where(FAV.c.user_key == user_key, visible_condition(conn, vis))
+        .order_by(FAV.c.created_ms.desc(), R.c.key)
     )
     return rows_of(conn.execute(query))
 
@@ -72,6 +74,6 @@ def flags(conn: Connection, user_key: str, resource_keys: Iterable[str]) -> set[
     wanted = list(resource_keys)
     if not wanted:
         return set()
-    query = select(F.c.resource_key).where(F.c.user_key == user_key,
-                                           any_key(conn, F.c.resource_key, wanted))
+    query = select(FAV.c.resource_key).where(FAV.c.user_key == user_key,
+                                           any_key(conn, FAV.c.resource_key, wanted))
     return {str(k) for k in conn.execute(query).scalars()}

@@ -2,7 +2,7 @@
 
 A virtual folder belongs to one data source and lists path specifications; a data set lists
 path specifications per data source key. A resource is a member when a specification matches
-its path (``security.PathSpec``): membership is computed, never stored, so a resource found by
+its path (``visibility.PathSpec``): membership is computed, never stored, so a resource found by
 a later browse joins every folder whose paths it matches.
 
 Writes check their references against what the caller sees (an invisible source or parent is
@@ -22,7 +22,6 @@ from sqlalchemy import Connection, Select, Table, delete, insert, select, update
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import BadRequest, Conflict, Forbidden, NotFound
-from catalog_nb.server.security import PathSpec, Visibility
 from catalog_nb.server.store.common import fold, new_key, now_ms, unique_name
 from catalog_nb.server.store.schema import (
     data_resources,
@@ -32,6 +31,7 @@ from catalog_nb.server.store.schema import (
     roles,
     virtual_folders,
 )
+from catalog_nb.server.visibility import PathSpec, Visibility
 
 VF, DS = virtual_folders, datasets
 

@@ -30,9 +30,7 @@ from sqlalchemy import (
 )
 
 from catalog_nb.contract import TagAssociationState
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store.common import chunks, new_key, now_ms
-from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
@@ -42,6 +40,8 @@ from catalog_nb.server.store.schema import (
     tag_domains,
     tags,
 )
+from catalog_nb.server.store.visible import visible_keys
+from catalog_nb.server.visibility import Visibility
 
 J, R, S, F = join_conditions, data_resources, data_sources, resource_fields
 A, T, D = tag_associations, tags, tag_domains
@@ -171,14 +171,10 @@ class Loaded:
     field_tags: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
 
 
-def _visible_keys(conn: Connection, vis: Visibility) -> Select[Any]:
-    return select(R.c.key).where(visible_condition(conn, vis))
-
-
 def _both_visible(conn: Connection, vis: Visibility) -> list[ColumnElement[bool]]:
     if vis.everything:
         return []
-    seen = _visible_keys(conn, vis)
+    seen = visible_keys(conn, vis)
     return [J.c.left_key.in_(seen), J.c.right_key.in_(seen)]
 
 

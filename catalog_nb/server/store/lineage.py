@@ -29,9 +29,7 @@ from sqlalchemy import (
 )
 
 from catalog_nb.contract import ResourceType
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store.common import chunks, code_points, new_key, now_ms
-from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
@@ -39,6 +37,8 @@ from catalog_nb.server.store.schema import (
     lineage_status,
     resource_fields,
 )
+from catalog_nb.server.store.visible import visible_condition, visible_keys
+from catalog_nb.server.visibility import Visibility
 
 R, S, E, LS, F = data_resources, data_sources, lineage_edges, lineage_status, resource_fields
 
@@ -278,10 +278,6 @@ def edges_touching(
     return found
 
 
-def _visible_keys(conn: Connection, vis: Visibility) -> Any:
-    return select(R.c.key).where(visible_condition(conn, vis)).scalar_subquery()
-
-
 def list_edges(
     conn: Connection,
     vis: Visibility,
@@ -295,7 +291,7 @@ def list_edges(
     up, down = R.alias("up"), R.alias("down")
     where: list[ColumnElement[bool]] = [E.c.lineage_type.in_(list(types))]
     if not vis.everything:
-        visible = _visible_keys(conn, vis)
+        visible = visible_keys(conn, vis).scalar_subquery()
         where += [E.c.upstream_key.in_(visible), E.c.downstream_key.in_(visible)]
     if source_key is not None:
         where.append(or_(up.c.data_source_key == source_key,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, text
 
 if TYPE_CHECKING:
-    from catalog_nb.server.store import Store
+    from catalog_nb.server.store.engine import Store
 
 #: The tables the search and metadata queries plan over.
 TABLES = ("data_sources", "data_resources", "resource_fields", "search_documents",

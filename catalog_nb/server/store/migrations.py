@@ -14,6 +14,7 @@ from collections.abc import Callable
 from sqlalchemy import Connection, func, inspect, select
 
 from catalog_nb.server.search.facets import FIELD_TYPE_BITS
+from catalog_nb.server.store import facet_cells
 from catalog_nb.server.store.maintenance import analyze
 from catalog_nb.server.store.schema import (
     config_values,
@@ -95,10 +96,7 @@ def _generations(conn: Connection) -> None:
 
 
 def _facet_cells(conn: Connection) -> None:
-    # Facet-only searches count cells instead of every resource. Imported here: facet_cells
-    # needs security, which imports the store package, which imports this module.
-    from catalog_nb.server.store import facet_cells
-
+    # Facet-only searches count cells instead of every resource.
     metadata.create_all(conn, tables=[search_cells, search_cell_members])
     facet_cells.rebuild(conn)
     # Their first page is read by index in name order; the rest is ordered after the answer.
@@ -121,8 +119,6 @@ def _document_tails(conn: Connection) -> None:
 
 
 def _rebuild_document_facets(conn: Connection) -> None:
-    from catalog_nb.server.store import facet_cells  # imported late, as in _facet_cells
-
     search_document_facets.drop(conn, checkfirst=True)
     search_document_facets.create(conn)
     facet_cells.rebuild_documents(conn)

@@ -16,16 +16,16 @@ from sqlalchemy import Connection, func, select
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import BadRequest, NotFound
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store.common import fold
 from catalog_nb.server.store.folders import specs_of
-from catalog_nb.server.store.resources import specs_condition, visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
     resource_fields,
     virtual_folders,
 )
+from catalog_nb.server.store.visible import specs_condition, visible_condition
+from catalog_nb.server.visibility import Visibility
 
 R, S, F, VF = data_resources, data_sources, resource_fields, virtual_folders
 

@@ -1,10 +1,8 @@
 """Reading data resources, and writing what people add to them.
 
-Reads apply the caller's :class:`~catalog_nb.server.security.Visibility` in SQL: whole sources
-as ``data_source_key IN (...)``, path specifications of granted folders and data sets as path
-prefixes, and only the glob patterns are matched in Python (over the key and path of the
-candidate resources, never their content). So ``totalCount`` and the page come from the same
-condition, and an invisible resource is never counted.
+Reads apply the caller's :class:`~catalog_nb.server.visibility.Visibility` in SQL, with the one
+condition of :func:`~catalog_nb.server.store.visible.visible_condition`, so ``totalCount`` and
+the page come from the same condition, and an invisible resource is never counted.
 
 A page is loaded in a fixed number of queries whatever its size: the resources (joined with
 their source), then their fields, custom values and collection members in one query each. The
@@ -29,15 +27,12 @@ rest (``store.ingest``).
 from __future__ import annotations
 
 import functools
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from sqlalchemy import (
-    BindParameter,
     ColumnElement,
     Connection,
     CursorResult,
@@ -49,7 +44,6 @@ from sqlalchemy import (
     bindparam,
     case,
     cast,
-    false,
     func,
     literal_column,
     or_,
@@ -60,13 +54,15 @@ from sqlalchemy import (
 
 from catalog_nb.contract import ErrorCode, ResourceType
 from catalog_nb.server.errors import BadRequest, NotFound
-from catalog_nb.server.security import PathSpec, Visibility
-from catalog_nb.server.store.common import code_points, fold, now_ms
+from catalog_nb.server.store import search
+from catalog_nb.server.store.common import code_points, fold, loads_many, now_ms
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
     resource_fields,
 )
+from catalog_nb.server.store.visible import specs_condition, under, visible_condition
+from catalog_nb.server.visibility import PathSpec, Visibility
 
 R, S = data_resources, data_sources
 
@@ -75,84 +71,8 @@ RESOURCE_ANNOTATIONS = ("description", "rich_description", "owner")
 FIELD_ANNOTATIONS = ("display_name", "description", "comment")
 
 
-def _keys_in(keys: Sequence[str]) -> ColumnElement[bool]:
-    """``key IN (...)`` rendered inline: a grant may cover thousands of keys, more than the
-    bound parameters some drivers take. Keys are the service's own hex strings, and SQLAlchemy
-    quotes them anyway."""
-    if not keys:
-        return false()
-    param: BindParameter[Any] = bindparam(None, list(keys), expanding=True, literal_execute=True)
-    return R.c.key.in_(param)
-
-
-def under(base: str) -> ColumnElement[bool]:
-    """Resources at ``base`` or below it (a case-sensitive prefix on whole path segments)."""
-    base = base.strip("/")
-    if not base:
-        return true()
-    # substr, not LIKE: SQLite's LIKE ignores ASCII case and would need escaping of % and _.
-    return or_(R.c.path == base, func.substr(R.c.path, 1, len(base) + 1) == base + "/")
-
-
-def specs_condition(
-    conn: Connection, specs: Mapping[str, Sequence[PathSpec]]
-) -> ColumnElement[bool]:
-    """Resources matched by path specifications, per source key.
-
-    Prefix-only specifications become SQL; those with glob patterns are matched in Python over
-    the key and path of the resources under their prefix, and enter the condition as keys.
-    """
-    conditions: list[ColumnElement[bool]] = []
-    patterned: list[ColumnElement[bool]] = []
-    checks: dict[str, list[PathSpec]] = defaultdict(list)
-    for source_key, listed in specs.items():
-        for spec in listed:
-            scope = and_(R.c.data_source_key == source_key, under(spec.base))
-            if spec.has_patterns:
-                patterned.append(scope)
-                checks[source_key].append(spec)
-            else:
-                conditions.append(scope)
-    if patterned:
-        query = select(R.c.key, R.c.data_source_key, R.c.path).where(or_(*patterned))
-        keys = [
-            key for key, source_key, path in conn.execute(query)
-            if any(spec.matches(path) for spec in checks[source_key])
-        ]
-        conditions.append(_keys_in(keys))
-    return or_(*conditions) if conditions else false()
-
-
-def visible_condition(conn: Connection, vis: Visibility) -> ColumnElement[bool]:
-    """The SQL condition selecting exactly the resources ``vis`` sees."""
-    if vis.everything:
-        return true()
-    conditions = [specs_condition(conn, vis.specs)] if vis.specs else []
-    if vis.sources:
-        conditions.append(R.c.data_source_key.in_(sorted(vis.sources)))
-    return or_(*conditions) if conditions else false()
-
-
 #: JSON columns of a resource row: read as text, decoded a page at a time (:func:`rows_of`).
 JSON_COLUMNS = ("detailed_status", "extra")
-
-
-def loads_many(texts: Sequence[str | bytes | None]) -> list[Any]:
-    """Decode many JSON texts in one call (a missing text is None).
-
-    One ``orjson.loads`` over the texts joined into an array costs a fraction of a decoder call
-    per value. A text orjson refuses (``NaN``, which Python's encoder writes and SQLite keeps)
-    sends the batch to the stdlib decoder, which reads it; the answer's encoder writes it as null.
-    """
-    if not texts:
-        return []
-    parts = [t.decode() if isinstance(t, bytes) else ("null" if t is None else t) for t in texts]
-    joined = "[" + ",".join(parts) + "]"
-    try:
-        values: list[Any] = orjson.loads(joined)
-    except orjson.JSONDecodeError:
-        values = json.loads(joined)
-    return values
 
 
 #: What the wire form needs of a resource row besides its ``wire`` JSON: a page reads only
@@ -639,7 +559,4 @@ def annotate(
                     update(F).where(F.c.resource_key == key, F.c.name == name).values(**changes)
                 )
     conn.execute(update(R).where(R.c.key == key).values(**values, changed_ms=now_ms()))
-    # Imported here: store.search reads this module's visibility conditions.
-    from catalog_nb.server.store import search
-
     search.refresh(conn, [key])

@@ -15,10 +15,10 @@ from sqlalchemy.exc import IntegrityError
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import Conflict, NotFound
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store.common import any_key, new_key, now_ms
-from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import data_resources, data_sources, reviews
+from catalog_nb.server.store.visible import visible_condition
+from catalog_nb.server.visibility import Visibility
 
 V, R, S = reviews, data_resources, data_sources
 

@@ -13,7 +13,7 @@ field people annotated, so that a resource with hundreds of thousands of fields 
 refresh (every field still counts in the ``fieldDataType`` facet).
 
 **Visibility first.** Every query here is ANDed with the caller's
-:func:`~catalog_nb.server.store.resources.visible_condition`: matches, counts and facet
+:func:`~catalog_nb.server.store.visible.visible_condition`: matches, counts and facet
 categories only ever come from resources the caller sees.
 """
 
@@ -50,8 +50,9 @@ from sqlalchemy.sql import FromClause
 
 from catalog_nb.contract import ErrorCode, Sensitivity, TagAssociationState
 from catalog_nb.server.errors import BadRequest, NotFound
-from catalog_nb.server.search import facets as F
-from catalog_nb.server.search.index import SearchIndex, index_for
+from catalog_nb.server.search import facets as search_facets
+from catalog_nb.server.search.engines import index_for
+from catalog_nb.server.search.index import SearchIndex
 from catalog_nb.server.search.query import (
     And,
     Attribute,
@@ -64,9 +65,8 @@ from catalog_nb.server.search.query import (
     positive_terms,
     pure_conjunction,
 )
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import bulk_insert, facet_cells
-from catalog_nb.server.store.common import any_key, chunks, code_points, new_key, now_ms
+from catalog_nb.server.store.common import any_key, chunks, code_points, loads_many, new_key, now_ms
 from catalog_nb.server.store.facets import (
     FacetContext,
     Ranking,
@@ -77,7 +77,6 @@ from catalog_nb.server.store.facets import (
     selection_condition,
 )
 from catalog_nb.server.store.facets import facet_catalogue as counted_catalogue
-from catalog_nb.server.store.resources import loads_many, visible_condition
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
@@ -89,6 +88,8 @@ from catalog_nb.server.store.schema import (
     tag_associations,
     tags,
 )
+from catalog_nb.server.store.visible import visible_condition
+from catalog_nb.server.visibility import Visibility
 
 R, S, FV, DOC = data_resources, data_sources, search_facet_values, search_documents
 _SENSITIVITY_RANK = {s.value: rank for rank, s in enumerate(Sensitivity)}
@@ -118,7 +119,7 @@ def field_type_bits(data_types: Iterable[str]) -> int:
     """The ``facet_field_types`` of a resource whose fields have these data types."""
     bits = 0
     for data_type in data_types:
-        bits |= F.FIELD_TYPE_BITS.get(data_type, 0)
+        bits |= search_facets.FIELD_TYPE_BITS.get(data_type, 0)
     return bits
 
 
@@ -211,7 +212,7 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
     ):
         for category in _category(value):
             text[key]["custom"].append(category)
-            facets[key].add((F.stored_custom(property_key), category))
+            facets[key].add((search_facets.stored_custom(property_key), category))
     documents: list[dict[str, Any]] = []
     values: list[dict[str, Any]] = []
     columns: list[dict[str, Any]] = []
@@ -222,7 +223,7 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
             "resource_key": r.key, "name": normalise(r.name), "path": normalise(r.path),
             **{col: normalise(" ".join(parts[col])) for col in parts},
         })
-        held = (field_types[r.key], highest.get(r.key, F.NO_SENSITIVITY))
+        held = (field_types[r.key], highest.get(r.key, search_facets.NO_SENSITIVITY))
         if held != (r.facet_field_types, r.facet_sensitivity):
             columns.append({"_key": r.key, "_types": held[0], "_sensitivity": held[1]})
         values.extend({"resource_key": r.key, "facet": f, "category": c}
@@ -252,7 +253,7 @@ def _refresh(conn: Connection, index: SearchIndex, keys: list[str]) -> None:
 _ATTRIBUTES: dict[str, Any] = {
     "source": S.c.name_fold, "format": func.lower(R.c.file_format),
     "owner": func.lower(R.c.owner),
-    "type": func.replace(R.c.resource_type, F.TYPE_PREFIX, ""),
+    "type": func.replace(R.c.resource_type, search_facets.TYPE_PREFIX, ""),
 }
 
 

@@ -22,7 +22,7 @@ from catalog_nb.server.store import libpq
 from catalog_nb.server.store.schema import sessions, store_generations
 
 if TYPE_CHECKING:
-    from catalog_nb.server.store import Store
+    from catalog_nb.server.store.engine import Store
 
 #: How stale ``last_seen_ms`` may get before a request refreshes it; saves a write per read.
 TOUCH_INTERVAL_MS = 30_000

@@ -30,7 +30,7 @@ from catalog_nb.server.store.common import new_key, now_ms
 from catalog_nb.server.store.schema import jobs, resource_fields, staged_fields
 
 if TYPE_CHECKING:
-    from catalog_nb.server.store import Store
+    from catalog_nb.server.store.engine import Store
 
 #: Fields from which a profile is staged; below it one transaction is as short and does less.
 WIDE_FIELDS = 5_000

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, bindparam, delete, func, insert, select, upda
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
+from catalog_nb.server.store import search
 from catalog_nb.server.store.common import fold, new_key, now_ms, unique_name
 from catalog_nb.server.store.schema import role_grants, roles, tag_domains, tags
 
@@ -149,7 +150,4 @@ def write_full_names(conn: Connection, rows: list[dict[str, Any]]) -> None:
                                               if "b_domain" in rows[0] else {}),
         )
         conn.execute(statement, rows)
-        # Imported here: store.search needs nothing of tags, and tags import this module.
-        from catalog_nb.server.store import search
-
         search.refresh(conn, search.resources_tagged(conn, [r["b_key"] for r in rows]))

@@ -30,10 +30,8 @@ from sqlalchemy.exc import IntegrityError
 
 from catalog_nb.contract import ErrorCode, TagAssociationState, TagState
 from catalog_nb.server.errors import BadRequest, Conflict, NotFound
-from catalog_nb.server.security import Visibility
 from catalog_nb.server.store import search
 from catalog_nb.server.store.common import code_points, fold, new_key, now_ms
-from catalog_nb.server.store.resources import visible_condition
 from catalog_nb.server.store.schema import data_resources, tag_associations, tag_domains, tags
 from catalog_nb.server.store.tag_domains import (
     domain_by_name,
@@ -42,6 +40,8 @@ from catalog_nb.server.store.tag_domains import (
     lock_domains,
     write_full_names,
 )
+from catalog_nb.server.store.visible import visible_condition
+from catalog_nb.server.visibility import Visibility
 
 D, T, A = tag_domains, tags, tag_associations
 
