@@ -370,7 +370,9 @@ class Inference:
         best = max(hosts, key=rank)
         return self.fields[best[0]].name, best[1]
 
-    def _for(self, derived_index: int) -> list[Candidate]:
+    def _sources_of(self, derived_index: int) -> list[Candidate]:
+        """Every candidate source of the resource at ``derived_index``: enough of its fields
+        contained in that source's fields, in a direction the two allow."""
         derived = self.resources[derived_index]
         valued = [f for f in derived.fields if len(f.hashes)]
         if len(valued) < MIN_MATCHED_FIELDS or not self.fields:
@@ -424,7 +426,7 @@ class Inference:
         for index, derived in enumerate(self.resources):
             if not derived.derivable or (only is not None and derived.key not in only):
                 continue
-            found = self._for(index)
+            found = self._sources_of(index)
             if not found:
                 continue
             best = max(c.score for c in found)

@@ -231,11 +231,13 @@ class Discovery:
             self.load_rules()
         for resource in resources:
             self.check_stop()
-            self._one(str(resource["key"]), str(resource["path"]))
+            self._discover_in(str(resource["key"]), str(resource["path"]))
             self.on_resource(str(resource["path"]))
         return self.report
 
-    def _one(self, key: str, path: str) -> None:
+    def _discover_in(self, key: str, path: str) -> None:
+        """Evaluate every rule over the profiled fields of one resource, write what they
+        propose, and count the resource as changed, unchanged, failed or skipped."""
         started = now_ms()
         with self.store.read() as conn:
             rows = discovery_store.profiled_fields(conn, key)

@@ -249,37 +249,16 @@ def analyse_view(
     """
     if not definition or not definition.strip():
         return ViewOutcome(NONE, "The database gave no definition for this view.")
-    try:
-        tree = sqlglot.parse_one(definition, read=dialect)
-    except (ParseError, TokenError) as exc:
-        return ViewOutcome(UNPARSED, f"sqlglot could not parse the view's SQL "
-                                     f"({dialect or 'generic'} dialect): {_parse_message(exc)}")
-    except Exception as exc:  # noqa: BLE001 - sqlglot may fail in unforeseen ways on odd SQL
-        log.warning("sqlglot failed on the view %s: %s", view_key, exc)
-        return ViewOutcome(UNPARSED, f"sqlglot failed on the view's SQL: {_parse_message(exc)}")
+    tree = _parse(definition, dialect, view_key)
+    if isinstance(tree, ViewOutcome):
+        return tree
     query, declared = _query_of(tree)
-    if isinstance(tree, exp.Command):
-        return ViewOutcome(UNPARSED, "sqlglot does not support the syntax of the view's SQL "
-                                     f"({dialect or 'generic'} dialect) and could only read it "
-                                     "as an opaque command.")
-    if isinstance(tree, exp.Create) and isinstance(tree.expression, exp.Values):
-        return ViewOutcome(PARSED)  # a view of literal rows reads no table
-    if query is None:
-        body = tree.expression if isinstance(tree, exp.Create) else tree
-        return ViewOutcome(UNPARSED, "The view's definition holds no query sqlglot recognises "
-                                     f"(it read {type(body).__name__}).")
+    unread = _unreadable(tree, query, dialect)
+    if unread is not None:
+        return unread
+    assert query is not None  # _unreadable answered for every tree without a query
     outcome = ViewOutcome(PARSED)
-    known: list[Relation] = []
-    for table in _table_refs(query):
-        relation = relations.find(table.db or None, table.name, view_schema)
-        if relation is None:
-            name = ".".join(p for p in (table.db or view_schema, table.name) if p)
-            if name not in outcome.unknown:
-                outcome.unknown.append(name)
-        elif relation.key != view_key and relation not in known:
-            known.append(relation)
-            outcome.tables.append(relation.qualified)
-            outcome.upstream[relation.key] = []
+    known = _read_tables(query, relations, view_schema, view_key, outcome)
     output_names = {name.casefold(): name for name in view_fields}
     # By position too: the catalog's field names are what the database calls the columns,
     # also those sqlglot can only name "_col_0" (an unaliased expression) or a declared list.
@@ -292,7 +271,6 @@ def analyse_view(
     except Exception as exc:  # noqa: BLE001 - sqlglot's optimizer raises many kinds of errors
         reasons.insert(0, f"sqlglot could not follow its columns ({_parse_message(exc)}), so "
                           "the lineage is table level only")
-        traced = {}
     else:
         for key, columns in traced.items():
             if key in outcome.upstream:
@@ -304,6 +282,56 @@ def analyse_view(
         outcome.state = PARTIAL
         outcome.reason = _short("Partial lineage: " + "; ".join(reasons) + ".")
     return outcome
+
+
+def _parse(definition: str, dialect: str | None, view_key: str | None) -> exp.Expr | ViewOutcome:
+    """The view's SQL parsed by sqlglot, or the UNPARSED outcome saying why it could not be."""
+    try:
+        return sqlglot.parse_one(definition, read=dialect)
+    except (ParseError, TokenError) as exc:
+        return ViewOutcome(UNPARSED, f"sqlglot could not parse the view's SQL "
+                                     f"({dialect or 'generic'} dialect): {_parse_message(exc)}")
+    except Exception as exc:  # noqa: BLE001 - sqlglot may fail in unforeseen ways on odd SQL
+        log.warning("sqlglot failed on the view %s: %s", view_key, exc)
+        return ViewOutcome(UNPARSED, f"sqlglot failed on the view's SQL: {_parse_message(exc)}")
+
+
+def _unreadable(
+    tree: exp.Expr, query: exp.Expr | None, dialect: str | None
+) -> ViewOutcome | None:
+    """The outcome of a parsed view that has no query to follow (an opaque command: UNPARSED;
+    literal rows: PARSED, reading no table; anything else: UNPARSED); None when it has one."""
+    if isinstance(tree, exp.Command):
+        return ViewOutcome(UNPARSED, "sqlglot does not support the syntax of the view's SQL "
+                                     f"({dialect or 'generic'} dialect) and could only read it "
+                                     "as an opaque command.")
+    if isinstance(tree, exp.Create) and isinstance(tree.expression, exp.Values):
+        return ViewOutcome(PARSED)  # a view of literal rows reads no table
+    if query is None:
+        body = tree.expression if isinstance(tree, exp.Create) else tree
+        return ViewOutcome(UNPARSED, "The view's definition holds no query sqlglot recognises "
+                                     f"(it read {type(body).__name__}).")
+    return None
+
+
+def _read_tables(
+    query: exp.Expr, relations: Relations, view_schema: str, view_key: str | None,
+    outcome: ViewOutcome,
+) -> list[Relation]:
+    """The catalog's relations the query reads (the view itself left out), each once; adds
+    them to ``outcome``'s tables and upstream, and the names it does not know to ``unknown``."""
+    known: list[Relation] = []
+    for table in _table_refs(query):
+        relation = relations.find(table.db or None, table.name, view_schema)
+        if relation is None:
+            name = ".".join(p for p in (table.db or view_schema, table.name) if p)
+            if name not in outcome.unknown:
+                outcome.unknown.append(name)
+        elif relation.key != view_key and relation not in known:
+            known.append(relation)
+            outcome.tables.append(relation.qualified)
+            outcome.upstream[relation.key] = []
+    return known
 
 
 def _relations_by_source(rows: Sequence[Mapping[str, Any]]) -> dict[str, Relations]:

@@ -303,6 +303,42 @@ def update_tag(
     Moving to another domain without a ``parent_key`` puts the tag at that domain's root.
     """
     first = get_tag(conn, key)
+    target_domain, new_parent = _destination(conn, first, values)
+    held, current = _held_for_change(conn, key, first, target_domain, allow)
+    changed = {k: values[k] for k in TAG_COLUMNS if k in values and values[k] != current[k]}
+    moves = new_parent != current["parent_key"] or target_domain != current["domain_key"]
+    _check_changeable(current, changed, moves)
+    merged = {**current, **changed}
+    _check_tag(merged, changed)
+    subtree = _subtree(conn, key, current["domain_key"])
+    base = _new_base(conn, key, current, subtree, new_parent, target_domain,
+                     held[target_domain]["name"])
+    full_name = f"{base}.{merged['name']}"
+    if not changed and not moves:
+        return current
+    row = {**changed, "changed_ms": now_ms()}
+    if "name" in changed:
+        row["name_fold"] = fold(str(changed["name"]))
+    row.update(domain_key=target_domain, parent_key=new_parent, parent_scope=new_parent or "",
+               full_name=full_name)
+    try:
+        conn.execute(update(T).where(T.c.key == key).values(**row))
+    except IntegrityError as exc:
+        raise _duplicate(full_name) from exc
+    renamed = [key]
+    if full_name != current["full_name"] or moves:
+        renamed += _rename_subtree(conn, key, full_name, subtree, target_domain)
+    search.refresh(conn, search.resources_tagged(conn, renamed))
+    return get_tag(conn, key)
+
+
+def _destination(
+    conn: Connection, first: Mapping[str, Any], values: Mapping[str, Any]
+) -> tuple[str, str | None]:
+    """Where the change puts the tag: (domain key, parent key), from the tag as first read.
+
+    A sent parent decides the domain (400 when a sent domain disagrees); a new domain without a
+    parent means that domain's root."""
     target_domain = values.get("domain_key") or first["domain_key"]
     new_parent = values["parent_key"] if "parent_key" in values else first["parent_key"]
     if values.get("parent_key"):
@@ -316,6 +352,15 @@ def update_tag(
         target_domain = parent["domain_key"]
     elif target_domain != first["domain_key"] and "parent_key" not in values:
         new_parent = None
+    return target_domain, new_parent
+
+
+def _held_for_change(
+    conn: Connection, key: str, first: Mapping[str, Any], target_domain: str, allow: Allow
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Lock the tag's domain and the one it goes to, and read the tag again under the locks:
+    (the locked domains by key, the tag). 409 when it moved meanwhile; ``allow`` may refuse
+    either domain."""
     held = lock_domains(conn, {first["domain_key"], target_domain})
     current = get_tag(conn, key)  # read again, now that its domain is held
     if current["domain_key"] != first["domain_key"]:
@@ -323,50 +368,56 @@ def update_tag(
                        ErrorCode.CONCURRENT_CHANGE)
     for domain in held.values():
         allow(domain)
-    changed = {k: values[k] for k in TAG_COLUMNS if k in values and values[k] != current[k]}
-    moves = new_parent != current["parent_key"] or target_domain != current["domain_key"]
-    if current["immutable"]:
-        refused = [WIRE[k] for k in changed if k not in TUNABLE]
-        refused += ["parentKey/domainKey"] if moves else []
-        if refused:
-            raise immutable("tag", current["full_name"], refused,
-                             " (only enable, minScore, learningEnabled and synonyms can)")
-    merged = {**current, **changed}
-    _check_tag(merged, changed)
-    base = held[target_domain]["name"]
-    subtree = _subtree(conn, key, current["domain_key"])
-    if new_parent:
-        parent = _referenced_tag(conn, new_parent)  # read again, now that its domain is held
-        if new_parent == key or new_parent in {k for k, _, _ in subtree}:
-            raise BadRequest(
-                f"parentKey would put the tag '{current['full_name']}' under itself "
-                f"('{parent['full_name']}'); choose a tag that is not below it.",
-                ErrorCode.TAG_CYCLE, field="parentKey",
-            )
-        if parent["domain_key"] != target_domain:
-            raise Conflict("The parent tag moved to another domain meanwhile; try again.",
-                           ErrorCode.CONCURRENT_CHANGE)
-        base = parent["full_name"]
-    full_name = f"{base}.{merged['name']}"
-    if not changed and not moves:
-        return current
-    row = {**changed, "changed_ms": now_ms()}
-    if "name" in changed:
-        row["name_fold"] = fold(str(changed["name"]))
-    row.update(domain_key=target_domain, parent_key=new_parent, parent_scope=new_parent or "",
-               full_name=full_name)
-    try:
-        conn.execute(update(T).where(T.c.key == key).values(**row))
-    except IntegrityError as exc:
-        raise _duplicate(full_name) from exc
+    return held, current
+
+
+def _check_changeable(current: Mapping[str, Any], changed: Mapping[str, Any], moves: bool) -> None:
+    """409 when a built-in tag would change more than its tunable columns, or move."""
+    if not current["immutable"]:
+        return
+    refused = [WIRE[k] for k in changed if k not in TUNABLE]
+    refused += ["parentKey/domainKey"] if moves else []
+    if refused:
+        raise immutable("tag", current["full_name"], refused,
+                        " (only enable, minScore, learningEnabled and synonyms can)")
+
+
+def _new_base(
+    conn: Connection, key: str, current: Mapping[str, Any],
+    subtree: Sequence[tuple[str, str, str]], new_parent: str | None, target_domain: str,
+    domain_name: str,
+) -> str:
+    """What the tag's full name starts with where it goes: its new parent's full name, or the
+    domain's name at the root. 400 when the parent lies in the tag's own subtree, 409 when the
+    parent moved to another domain meanwhile."""
+    if not new_parent:
+        return domain_name
+    parent = _referenced_tag(conn, new_parent)  # read again, now that its domain is held
+    if new_parent == key or new_parent in {k for k, _, _ in subtree}:
+        raise BadRequest(
+            f"parentKey would put the tag '{current['full_name']}' under itself "
+            f"('{parent['full_name']}'); choose a tag that is not below it.",
+            ErrorCode.TAG_CYCLE, field="parentKey",
+        )
+    if parent["domain_key"] != target_domain:
+        raise Conflict("The parent tag moved to another domain meanwhile; try again.",
+                       ErrorCode.CONCURRENT_CHANGE)
+    return str(parent["full_name"])
+
+
+def _rename_subtree(
+    conn: Connection, key: str, full_name: str, subtree: Sequence[tuple[str, str, str]],
+    target_domain: str,
+) -> list[str]:
+    """Write the full names (and domain) of the tags below a renamed or moved tag; their keys.
+    ``subtree`` lists ``(key, parent key, name)`` parents first."""
     names = {key: full_name}
     rewritten = []
-    for child, parent_key, name in subtree if full_name != current["full_name"] or moves else []:
+    for child, parent_key, name in subtree:
         names[child] = f"{names[parent_key]}.{name}"
         rewritten.append({"b_key": child, "b_full": names[child], "b_domain": target_domain})
     write_full_names(conn, rewritten)
-    search.refresh(conn, search.resources_tagged(conn, [key, *names]))
-    return get_tag(conn, key)
+    return [child for child, _, _ in subtree]
 
 
 def delete_tag(
