@@ -114,7 +114,7 @@ class ResourcesApi:
         those properties (and its key). ``decode=False`` returns the HTTP response undecoded
         (see :meth:`HttpSession.request`); ``accept`` is the request's ``Accept``
         (``contract.ARROW_STREAM`` asks for the Arrow layout: read such an undecoded answer
-        with ``client.arrow_frame.decode_page``).
+        with ``client.resources.arrow_frame.decode_page``).
 
         ``property_filters`` are ``"<property>:<v1>;<v2>"`` strings, sent as repeated
         ``propertyFilter`` parameters (ANDed); ``virtual_folder_keys`` as repeated

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import APIRouter, Query, Request
 
 from catalog_nb.contract import (
+    JOB_LIST_DEFAULT,
     JOB_LIST_MAX,
     AccessLevel,
     AuditAction,
@@ -35,9 +36,6 @@ if TYPE_CHECKING:  # the runner's module loads the profiling libraries; requests
     from catalog_nb.server.jobs import JobRunner
 
 router = APIRouter(tags=["jobs"])
-
-#: Default and largest ``limit`` of ``GET /job``.
-JOB_LIST_DEFAULT = 100
 
 
 def may_run_jobs(caller: Caller, source_key: str) -> bool:

@@ -16,8 +16,8 @@ value is null.
 
 Why: a page is built a column at a time (no JSON object per row, in the database or in
 Python), pages may be ten times larger, and the client turns it into typed pandas columns
-without decoding a value (see ``client/arrow_frame.py``): 100,000 resources into the frame in
-half the time of the JSON pages. Views (fields, tags) are JSON only.
+without decoding a value (see ``client/resources/arrow_frame.py``): 100,000 resources into the
+frame in half the time of the JSON pages. Views (fields, tags) are JSON only.
 """
 
 from __future__ import annotations
