@@ -43,16 +43,17 @@ def test_a_wide_file_is_suggested_in_batches_with_one_index_refresh(
     # [connection, suggestions written on it] per transaction, in order; holding each
     # connection keeps its identity from being reused by the next one.
     transactions: list[list[Any]] = []
-    real_suggest = associations.record_suggestion
+    real_suggest = associations.record_suggestions
 
-    def counting_suggest(conn: Any, *args: Any, **kwargs: Any) -> Any:
+    def counting_suggest(conn: Any, key: str, suggestions: Iterable[Any]) -> Any:
+        suggestions = list(suggestions)
         if not transactions or transactions[-1][0] is not conn:
             transactions.append([conn, 0])
-        transactions[-1][1] += 1
-        return real_suggest(conn, *args, **kwargs)
+        transactions[-1][1] += len(suggestions)
+        return real_suggest(conn, key, suggestions)
 
     monkeypatch.setattr(search, "refresh", counting_refresh)
-    monkeypatch.setattr(runner, "record_suggestion", counting_suggest)
+    monkeypatch.setattr(runner, "record_suggestions", counting_suggest)
     monkeypatch.setattr(runner, "WRITE_BATCH", BATCH)
 
     source = create_source(http, "wide", "FILE", str(lake))

@@ -50,7 +50,7 @@ from catalog_nb.server.profiling.sketch import ValueSketch
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store, search
 from catalog_nb.server.store import discovery as discovery_store
-from catalog_nb.server.store.associations import record_suggestion
+from catalog_nb.server.store.associations import record_suggestions
 from catalog_nb.server.store.common import now_ms
 
 log = logging.getLogger(__name__)
@@ -366,10 +366,10 @@ class Discovery:
     @staticmethod
     def _suggest(conn: Connection, key: str,
                  batch: list[tuple[Pair, tuple[float, set[str]]]], counts: Counter[str]) -> None:
-        for (name, tag_key), (weight, rules) in batch:
-            outcome = record_suggestion(conn, key, name, tag_key, weight, rules,
-                                        refresh_index=False)
-            counts[_OUTCOME_COUNTS[outcome]] += 1
+        outcomes = record_suggestions(
+            conn, key, [(name, tag_key, weight, rules)
+                        for (name, tag_key), (weight, rules) in batch])
+        counts.update(_OUTCOME_COUNTS[outcome] for outcome in outcomes)
 
 
 def discover(

@@ -22,13 +22,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import Connection, Select, delete, func, insert, select, update
+from sqlalchemy import Connection, Select, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from catalog_nb.contract import ErrorCode, TagAssociationState
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.store import search
-from catalog_nb.server.store.common import code_points, new_key, now_ms
+from catalog_nb.server.store.common import any_key, code_points, new_key, now_ms
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
@@ -127,6 +127,73 @@ def record_suggestion(
     if refresh_index:
         search.refresh(conn, [resource_key])
     return "updated"
+
+
+#: One suggestion of :func:`record_suggestions`: (field or None, tag key, weight, rules).
+Suggestion = tuple["str | None", str, float, Iterable[str]]
+
+
+def record_suggestions(
+    conn: Connection, resource_key: str, suggestions: Iterable[Suggestion]
+) -> list[SuggestionOutcome]:
+    """:func:`record_suggestion` for many suggestions of one resource, in three statements
+    (the existing associations read at once, the new ones inserted together, the changed ones
+    updated together) instead of two per suggestion; the outcomes in the suggestions' order.
+
+    The resource's search document is the caller's to refresh. Each (field, tag) may come once.
+
+    Example::
+
+        record_suggestions(conn, key, [("email", tag_key, 0.9, ["regex:Email"])])
+    """
+    now = now_ms()
+    wanted = [(scope(field), tag_key, round(min(1.0, max(0.0, float(weight))), 4),
+               sorted(set(rules))) for field, tag_key, weight, rules in suggestions]
+    if not wanted:
+        return []
+    scopes = sorted({field_scope for field_scope, *_ in wanted})
+    existing = {
+        (row.field_scope, row.tag_key): row
+        for row in conn.execute(
+            select(*(tag_associations.c[name] for name in
+                     ("key", "field_scope", "tag_key", "state", "weight", "rules")))
+            .where(tag_associations.c.resource_key == resource_key,
+                   any_key(conn, tag_associations.c.field_scope, scopes))
+        )
+    }
+    outcomes: list[SuggestionOutcome] = []
+    created: list[dict[str, Any]] = []
+    changed: list[dict[str, Any]] = []
+    for field_scope, tag_key, weight, fired in wanted:
+        current = existing.get((field_scope, tag_key))
+        if current is None:
+            created.append({
+                "key": new_key(), "resource_key": resource_key, "field_scope": field_scope,
+                "tag_key": tag_key, "state": TagAssociationState.SUGGESTED.value,
+                "semantic": None, "description": None, "weight": weight, "rules": fired,
+                "created_by": DISCOVERY, "changed_by": DISCOVERY, "created_ms": now,
+                "changed_ms": now,
+            })
+            outcomes.append("created")
+        elif current.state == TagAssociationState.REJECTED.value:
+            outcomes.append("rejected")
+        elif current.state == TagAssociationState.ACCEPTED.value:
+            outcomes.append("accepted")
+        elif current.weight == weight and list(current.rules or []) == fired:
+            outcomes.append("unchanged")
+        else:
+            changed.append({"row_key": current.key, "weight": weight, "rules": fired})
+            outcomes.append("updated")
+    if created:
+        conn.execute(insert(tag_associations), created)
+    if changed:
+        conn.execute(
+            update(tag_associations).where(tag_associations.c.key == bindparam("row_key"))
+            .values(weight=bindparam("weight"), rules=bindparam("rules"),
+                    changed_by=DISCOVERY, changed_ms=now),
+            changed,
+        )
+    return outcomes
 
 
 # ------------------------------------------------------------------------ reads for people
