@@ -114,7 +114,7 @@ class Visibility:
     ``sources`` are the data sources seen whole; ``specs`` maps every other source the caller
     reaches through a granted virtual folder or data set to the compiled path specifications
     of those grants. ``everything`` (Administrators, ``metadataAccessOption = ALL``) makes the
-    rest irrelevant. The store turns this into one SQL condition (``store.resources``); the
+    rest irrelevant. The store turns this into one SQL condition (``store.visible``); the
     helpers below answer for single resources, folders and data sets.
     """
 

@@ -88,45 +88,10 @@ def record_suggestion(
     ``refresh_index=False`` leaves the resource's search document to the caller, who writes many
     suggestions of one resource and refreshes it once (the refresh reads all its fields).
     """
-    now = now_ms()
-    fired = sorted(set(rules))
-    weight = round(min(1.0, max(0.0, float(weight))), 4)
-    current = find(conn, resource_key, field, tag_key)
-    if current is None:
-        conn.execute(
-            insert(tag_associations).values(
-                key=new_key(),
-                resource_key=resource_key,
-                field_scope=scope(field),
-                tag_key=tag_key,
-                state=TagAssociationState.SUGGESTED.value,
-                semantic=None,
-                description=None,
-                weight=weight,
-                rules=fired,
-                created_by=DISCOVERY,
-                changed_by=DISCOVERY,
-                created_ms=now,
-                changed_ms=now,
-            )
-        )
-        if refresh_index:
-            search.refresh(conn, [resource_key])
-        return "created"
-    if current["state"] == TagAssociationState.REJECTED.value:
-        return "rejected"
-    if current["state"] == TagAssociationState.ACCEPTED.value:
-        return "accepted"
-    if current["weight"] == weight and list(current["rules"] or []) == fired:
-        return "unchanged"
-    conn.execute(
-        update(tag_associations)
-        .where(tag_associations.c.key == current["key"])
-        .values(weight=weight, rules=fired, changed_by=DISCOVERY, changed_ms=now)
-    )
-    if refresh_index:
+    (outcome,) = record_suggestions(conn, resource_key, [(field, tag_key, weight, rules)])
+    if refresh_index and outcome in ("created", "updated"):
         search.refresh(conn, [resource_key])
-    return "updated"
+    return outcome
 
 
 #: One suggestion of :func:`record_suggestions`: (field or None, tag key, weight, rules).
