@@ -291,7 +291,18 @@ def reaches_store(item: pytest.Item) -> bool:
     return _opens_postgres(Path(str(item.path)))
 
 
+def expected_seconds(item: pytest.Item) -> float:
+    """How long a ``slow`` test is expected to take (its marker's ``seconds``, 30 when not
+    said); 0 for the others."""
+    marker = item.get_closest_marker("slow")
+    return 0.0 if marker is None else float(marker.kwargs.get("seconds", 30))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The longest tests first (a stable sort keeps every other test where it was): started
+    # last, the 300,000-key document alone kept one of scripts/test's two processes busy for
+    # minutes after the other had finished (``--dist worksteal`` lets that one take the rest).
+    items.sort(key=lambda item: -expected_seconds(item))
     # The suite runs once per backend (scripts/test): the tests that never reach the store ran
     # in the SQLite run already, and running them again took a third of the PostgreSQL run.
     if not _store_only():

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import reaches_store
+from tests.conftest import (
+    STORE_ONLY,
+    expected_seconds,
+    pytest_collection_modifyitems,
+    reaches_store,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -46,3 +51,25 @@ def test_the_store_fixtures_are_built_on_the_two_named_ones(
         assert definitions, name
         closure = set(definitions[-1].argnames)
         assert closure & {"make_server", "store_url", "live_server"}, (name, closure)
+
+
+class Marked:
+    """An item of the given ``slow`` marker (None: not slow)."""
+
+    def __init__(self, name: str, slow: pytest.MarkDecorator | None) -> None:
+        self.name = name
+        self.slow = slow
+
+    def get_closest_marker(self, name: str) -> pytest.Mark | None:
+        return self.slow.mark if name == "slow" and self.slow is not None else None
+
+
+def test_the_longest_tests_are_started_first_and_the_others_keep_their_order(
+        request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(STORE_ONLY, raising=False)  # the order alone, whatever run this is
+    items = [Marked("a", None), Marked("b", pytest.mark.slow), Marked("c", None),
+             Marked("d", pytest.mark.slow(seconds=400)), Marked("e", pytest.mark.slow(seconds=5)),
+             Marked("f", None)]
+    pytest_collection_modifyitems(request.config, items)  # type: ignore[arg-type]
+    assert [item.name for item in items] == ["d", "b", "e", "a", "c", "f"]
+    assert expected_seconds(items[1]) == 30  # type: ignore[arg-type]  # slow, no seconds said

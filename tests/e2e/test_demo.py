@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import catalog_nb
 from catalog_nb.demo.embedded import EmbeddedServer
 from catalog_nb.demo.run import ANALYST_PASSWORD, ANALYST_USER, DEMO_PASSWORD, DEMO_USER
@@ -21,6 +23,7 @@ def _demo(data_dir: Path) -> str:
     return done.stdout
 
 
+@pytest.mark.slow(seconds=25)
 def test_demo_builds_profiles_and_shows_the_catalog(tmp_path: Path) -> None:
     out = _demo(tmp_path / "demo")
     assert "Connected: <Catalog http://127.0.0.1:" in out and "as admin>" in out
@@ -41,6 +44,7 @@ def test_demo_builds_profiles_and_shows_the_catalog(tmp_path: Path) -> None:
     assert "8 unchanged (not read again)" in again
 
 
+@pytest.mark.slow(seconds=20)
 def test_the_demo_catalog_is_browsable_by_the_analyst(tmp_path: Path) -> None:
     _demo(tmp_path / "demo")
     server = EmbeddedServer(tmp_path / "demo", admin_user=DEMO_USER, admin_password=DEMO_PASSWORD)

@@ -24,6 +24,7 @@ def _mime_types(nb: nbformat.NotebookNode) -> set[str]:
     return {mime for out in _outputs(nb) for mime in out.get("data", {})}
 
 
+@pytest.mark.slow(seconds=30)
 def test_make_demo_runs_the_tour_and_leaves_the_report_and_the_workbook(tmp_path: Path) -> None:
     data_dir = tmp_path / "demo"
     done = subprocess.run(
@@ -82,6 +83,7 @@ def test_the_kernel_is_this_python_with_the_given_environment(tmp_path: Path) ->
     assert probe == "seen" and Path(cwd) == tmp_path  # runs beside the notebook
 
 
+@pytest.mark.slow(seconds=20)
 def test_a_notebook_runs_unmodified_against_a_server_named_by_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -45,6 +45,8 @@ LOGIN = API_PREFIX + "/login"
 LOGOUT = API_PREFIX + "/logout"
 
 api = schemathesis.pytest.from_fixture("fuzz_schema")
+#: A minute or two together: started first (tests/conftest.py), so no process waits on them.
+pytestmark = pytest.mark.slow(seconds=60)
 
 
 def error_body(ctx: schemathesis.CheckContext, response: schemathesis.Response,

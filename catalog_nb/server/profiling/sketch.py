@@ -64,6 +64,8 @@ DEFAULT_K = 256
 #: Up to this many texts are hashed one by one (see :func:`hash_texts`): a Polars call costs
 #: about what hashing 4,000 short texts one by one does.
 FEW_TEXTS = 4096
+#: Up to this many values, the sample's texts are found in Python (see :func:`_first_texts`).
+FEW_FIRST = 64
 DEFAULT_SAMPLE = 200
 MAX_SAMPLE_CHARS = 256
 #: The format new sketches are written in; older ones are read and re-sketched on next profile.
@@ -227,8 +229,11 @@ class ValueSketch:
     sample_limit: int = DEFAULT_SAMPLE
     hashes: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
     algorithm: str = ALGORITHM
-    # hash -> raw text, only for the ``sample_limit`` smallest hashes
-    _raw: dict[int, str] = field(default_factory=dict, repr=False)
+    # hash -> raw text, only for the ``sample_limit`` smallest hashes (see ``_raw``)
+    _by_hash: dict[int, str] = field(default_factory=dict, repr=False)
+    # The sample of a sketch read by from_dict, in hash order, until something needs its hashes:
+    # discovery reads the samples of a 300,000-key document's sketches and never their hashes.
+    _stored_sample: list[str] | None = field(default=None, repr=False)
     #: sketches of this column's value pairs with other columns of its table, by the other
     #: column's name (:mod:`.keys`: composite keys and foreign keys)
     pairs: dict[str, PairSketch] = field(default_factory=dict, repr=False)
@@ -246,7 +251,21 @@ class ValueSketch:
     @property
     def sample(self) -> list[str]:
         """The raw sample values, in hash order (deterministic)."""
+        if self._stored_sample is not None:
+            return list(self._stored_sample)
         return [self._raw[h] for h in sorted(self._raw)]
+
+    @property
+    def _raw(self) -> dict[int, str]:
+        """The raw sample by hash; a sample read by :meth:`from_dict` is hashed now."""
+        if self._stored_sample is not None:
+            texts, self._stored_sample = self._stored_sample, None
+            self._by_hash = dict(zip(_sample_hashes(self.algorithm, texts), texts, strict=True))
+        return self._by_hash
+
+    @_raw.setter
+    def _raw(self, by_hash: dict[int, str]) -> None:
+        self._stored_sample, self._by_hash = None, by_hash
 
     def update(self, values: Iterable[Any]) -> ValueSketch:
         """Add values (nulls are skipped; duplicates are harmless). Returns self."""
@@ -291,18 +310,8 @@ class ValueSketch:
         threshold = int(self.hashes[limit - 1])
         wanted = [h for h in self.hashes[:limit].tolist() if h not in self._raw]
         if wanted:
-            # Where each wanted hash first occurs in the batch, by hashing rather than sorting
-            # (a low-cardinality column brings every row under the threshold); then one take
-            # and one conversion for all: indexing values one by one costs a microsecond each.
-            under = np.flatnonzero(batch <= np.uint64(threshold))
-            at = pc.index_in(pa.array(wanted, pa.uint64()), value_set=pa.array(batch[under]))
-            found = [(key, index) for key, index in zip(wanted, at.to_pylist(), strict=True)
-                     if index is not None]
-            if found:
-                positions = under[np.array([index for _, index in found], dtype=np.int64)]
-                texts = raw.take(pa.array(positions)).to_pylist()
-                for (key, _), text in zip(found, texts, strict=True):
-                    self._raw[key] = str(text)[:MAX_SAMPLE_CHARS]
+            for key, text in _first_texts(batch, raw, wanted, threshold):
+                self._raw[key] = str(text)[:MAX_SAMPLE_CHARS]
         for key in [key for key in self._raw if key > threshold]:
             del self._raw[key]
 
@@ -382,8 +391,13 @@ class ValueSketch:
     def from_dict(cls, data: dict[str, Any], *, with_sample: bool = True) -> ValueSketch:
         """Rebuild a sketch from :meth:`to_dict`, of version 3, 2 or 1 (ValueError otherwise).
 
-        ``with_sample=False`` leaves the raw sample out: comparisons need only the hashes, and
-        restoring the sample re-hashes every value in it (most of the cost of reading one).
+        ``with_sample=False`` leaves the raw sample out: comparisons need only the hashes. The
+        sample's values are re-hashed only when the sketch takes new values or merges (most of
+        the cost of reading one); reading :attr:`sample` needs no hash.
+
+        >>> sketch = ValueSketch.from_dict(build_sketch(["b", "a"]).to_dict())
+        >>> sketch.sample == build_sketch(["a", "b"]).sample
+        True
         """
         algorithm = data.get("algorithm")
         if algorithm not in _VERSIONS or data.get("version") not in _READ_VERSIONS[algorithm]:
@@ -399,17 +413,45 @@ class ValueSketch:
             paired = cls(k=int(pair["k"]), sample_limit=0, algorithm=str(algorithm))
             paired.hashes = _unpacked(pair["hashes"])
             sketch.pairs[str(other)] = PairSketch(paired, bool(pair.get("unique")))
-        if not with_sample:
-            return sketch
-        # The sample values are the smallest hashes' values, so re-hashing them restores the map.
-        texts = [str(t) for t in data.get("sample", [])]
-        if algorithm == V1_ALGORITHM:
-            keys = [_blake2b_hash(normalise(t)) for t in texts]
-        else:
-            valid = pa.array([_valid_text(t) for t in texts], pa.string())
-            keys = hash_texts(normalise_texts(valid)).tolist()
-        sketch._raw = dict(zip(keys, texts, strict=True))
+        if with_sample:
+            # The sample values are the smallest hashes' values, in hash order (to_dict): the
+            # hash map is restored by re-hashing them, once something needs it (``_raw``).
+            sketch._stored_sample = [str(t) for t in data.get("sample", [])]
         return sketch
+
+
+def _sample_hashes(algorithm: str, texts: list[str]) -> list[int]:
+    """The hashes of a stored sample's texts, by the sketch's algorithm."""
+    if algorithm == V1_ALGORITHM:
+        return [_blake2b_hash(normalise(t)) for t in texts]
+    valid = pa.array([_valid_text(t) for t in texts], pa.string())
+    hashed: list[int] = hash_texts(normalise_texts(valid)).tolist()
+    return hashed
+
+
+def _first_texts(batch: np.ndarray, raw: pa.Array, wanted: list[int],
+                 threshold: int) -> list[tuple[int, Any]]:
+    """The text of each ``wanted`` hash (all at most ``threshold``) where it first occurs in
+    ``batch`` (the hashes of ``raw``'s values); a hash not in the batch is left out."""
+    if len(batch) <= FEW_FIRST:
+        # A wide document's columns hold a value each: five Arrow calls per column cost more
+        # than finding it in Python.
+        first: dict[int, int] = {}
+        for position, value in enumerate(batch.tolist()):
+            first.setdefault(value, position)
+        return [(key, raw[first[key]].as_py()) for key in wanted if key in first]
+    # Where each wanted hash first occurs in the batch, by hashing rather than sorting (a
+    # low-cardinality column brings every row under the threshold); then one take and one
+    # conversion for all: indexing values one by one costs a microsecond each.
+    under = np.flatnonzero(batch <= np.uint64(threshold))
+    at = pc.index_in(pa.array(wanted, pa.uint64()), value_set=pa.array(batch[under]))
+    found = [(key, index) for key, index in zip(wanted, at.to_pylist(), strict=True)
+             if index is not None]
+    if not found:
+        return []
+    positions = under[np.array([index for _, index in found], dtype=np.int64)]
+    texts = raw.take(pa.array(positions)).to_pylist()
+    return [(key, text) for (key, _), text in zip(found, texts, strict=True)]
 
 
 def _packed(hashes: np.ndarray) -> str:

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 import xxhash
 
+from catalog_nb.server.profiling import sketch as sketch_module
 from catalog_nb.server.profiling.model import DataType
 from catalog_nb.server.profiling.sampling import sketch_chunk
 from catalog_nb.server.profiling.sketch import (
@@ -112,6 +113,24 @@ def test_round_trip_through_json() -> None:
         ValueSketch.from_dict({**data, "version": 4})
 
 
+def test_a_read_sketch_takes_values_and_merges_as_the_one_it_was_written_from() -> None:
+    """The stored sample is hashed again only when needed: after new values or a merge, the
+    read sketch's sample is the one the original gets (a wrong hash map would keep the wrong
+    values or drop the right ones)."""
+    first, more = [f" Value{i} " for i in range(300)], [f"value{i}" for i in range(150, 600)]
+    for change in ("update", "merge"):
+        original = build_sketch(first, sample_limit=40)
+        read = ValueSketch.from_dict(json.loads(json.dumps(original.to_dict())))
+        for sketch in (original, read):
+            if change == "update":
+                sketch.update(more)
+            else:
+                sketch.merge(build_sketch(more, sample_limit=40))
+        assert read.sample == original.sample and len(read.sample) == 40, change
+        assert read.hashes.tolist() == original.hashes.tolist()
+        assert read.to_dict() == original.to_dict()
+
+
 def test_a_version_2_sketch_compares_but_loses_its_pairs() -> None:
     """Version 2 hashed values as today and pairs as joined texts: its values still meet
     today's, its pairs (which would meet nothing) are dropped."""
@@ -192,3 +211,26 @@ def test_bulk_arrow_path_matches_python_path(
     bulk = ValueSketch()
     sketch_chunk(bulk, array, data_type)
     assert bulk.hashes.tolist() == build_sketch(values).hashes.tolist()
+
+
+@pytest.mark.parametrize("values", [
+    ["x"], [" A", "a ", "b", "B", "c"] * 3, [f"v{i % 23}" for i in range(60)],
+    [f"value {i}" for i in range(64)], ["\udcff", "ok", "\udcff"],
+])
+def test_small_chunks_keep_the_sample_the_bulk_path_keeps(
+    values: list[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A chunk of a few values finds its sample's texts in Python (a wide document has
+    300,000 one-value columns); the sample is the one the Arrow path keeps, first occurrence
+    of each hash included, chunk after chunk."""
+    def sketched() -> ValueSketch:
+        sketch = ValueSketch(sample_limit=8)
+        for at in range(0, len(values), 7):
+            sketch.update(values[at:at + 7])
+        return sketch.update(values)
+
+    small = sketched()
+    monkeypatch.setattr(sketch_module, "FEW_FIRST", 0)
+    bulk = sketched()
+    assert small.sample == bulk.sample and small.sample
+    assert small.hashes.tolist() == bulk.hashes.tolist()
