@@ -38,8 +38,8 @@ import networkx as nx
 from catalog_nb.client import Catalog, connect
 from catalog_nb.demo.embedded import EmbeddedServer
 from catalog_nb.demo.lake import build_lake
-from catalog_nb.notebook import drawing_layout as lay
 from catalog_nb.notebook.drawing import draw_join_graph
+from catalog_nb.notebook.drawing import layout as lay
 from tests.benchmarks.harness import PASSWORD, Api, in_folder, profiled_demo
 from tests.benchmarks.profile_tpch import ensure_tpch
 from tests.benchmarks.tpch_relations import load_sqlite

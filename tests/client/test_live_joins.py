@@ -19,7 +19,7 @@ from catalog_nb.client import BadRequestError, Catalog, NotFoundError
 from catalog_nb.client.relations.frames import JOIN_CONDITION_COLUMNS, JOIN_PATH_COLUMNS
 from catalog_nb.client.relations.joins import DEFAULT_MIN_SCORE
 from catalog_nb.notebook.drawing import draw_join_graph
-from catalog_nb.notebook.drawing_layout import component_layout, crossings, strongest_joins
+from catalog_nb.notebook.drawing.layout import component_layout, crossings, strongest_joins
 from tests.client.shared_lake import SQL, SharedLake
 
 

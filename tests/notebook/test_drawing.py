@@ -22,7 +22,6 @@ from catalog_nb.client.relations.frames import COVERAGE_COLUMNS
 from catalog_nb.client.relations.graphs import lineage_from_answer, lineage_from_edges
 from catalog_nb.client.relations.joins import join_graph_from_conditions
 from catalog_nb.client.tags.coverage import coverage_rows, tag_graph_from
-from catalog_nb.notebook import drawing_layout as lay
 from catalog_nb.notebook.drawing import (
     draw_join_graph,
     draw_lineage,
@@ -30,6 +29,7 @@ from catalog_nb.notebook.drawing import (
     draw_tag_coverage,
     draw_tag_graph,
 )
+from catalog_nb.notebook.drawing import layout as lay
 from tests.client.relation_mocks import (
     CONDITIONS,
     TOP_UPSTREAM,
