@@ -118,7 +118,8 @@ def hash_texts(texts: pa.Array) -> np.ndarray:
     True
     """
     if len(texts) <= FEW_TEXTS:
-        return _xxh64_each(texts.cast(pa.binary()).to_pylist())
+        # Arrow's texts are UTF-8 already: encoding them again is their bytes, without a cast.
+        return _xxh64_each([text.encode("utf-8") for text in texts.to_pylist()])
     # string views are Polars' own layout: handing them over copies no text
     return _xxh64_bulk(texts.cast(pa.string_view()))
 

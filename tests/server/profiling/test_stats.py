@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from catalog_nb.server.profiling import sampling
+from catalog_nb.server.profiling import inference, sampling
 from catalog_nb.server.profiling.inference import python_column
 from catalog_nb.server.profiling.model import DataType, FieldProfile
 from catalog_nb.server.profiling.sampling import Reservoir, RowSample, pattern_of
@@ -259,3 +259,18 @@ def test_few_values_are_counted_as_many_are(
     assert sampling.sample_stats(data_type, sample) == few
     # ... and either way of counting a large sample (mostly distinct values or not)
     assert sampling.sample_stats(data_type, sample, distinct_share=1.0) == few
+
+
+@pytest.mark.parametrize("values", [
+    [" 12", "7 ", "3"], ["\u00a05", "6"], ["8\u3000"], ["1", "2"], ["", " ", None, "4"],
+    ["\t2024-01-02", "2024-01-03"], ["true ", "False"], ["é", "x"], [None],
+])
+def test_few_values_find_blank_ends_as_many_do(
+    values: list[str | None], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A few values' ends are looked at in Python (a wide document's one-value columns), many
+    values' with NumPy: the same type and the same values either way."""
+    few = inference.infer_text(pa.array(values, pa.string()), None)
+    monkeypatch.setattr(inference, "FEW_ENDS", 0)
+    many = inference.infer_text(pa.array(values, pa.string()), None)
+    assert few[0] == many[0] and few[1].to_pylist() == many[1].to_pylist()
