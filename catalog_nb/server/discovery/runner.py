@@ -14,10 +14,10 @@ For every field with a value sketch and every enabled tag (rules of ``docs/tags-
   people ACCEPTED it on (:mod:`.learning`), from ``discovery_min_learning_score``; the weight is
   the resemblance.
 
-When both fire the higher weight wins and the rules add up. Suggestions are written with
-``record_suggestion`` (REJECTED stays rejected, ACCEPTED is never downgraded); a suggestion that
-discovery made earlier and that no longer holds is withdrawn (deleted), unless someone touched
-it. Each resource is written in one transaction, with its ``discover`` stage.
+When both fire the higher weight wins and the rules add up. Suggestions are written a batch at
+a time with ``record_suggestions`` (REJECTED stays rejected, ACCEPTED is never downgraded); a
+suggestion that discovery made earlier and that no longer holds is withdrawn (deleted), unless
+someone touched it. Each resource is written in one transaction, with its ``discover`` stage.
 
 A pattern that takes too long on a value (``discovery_regex_timeout_ms``) is skipped for that
 field and reported; after ``MAX_TIMEOUTS_PER_TAG`` such fields it is skipped for the rest of the

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog_nb.server.profiling.model import DataType
-from catalog_nb.server.profiling.sketch import value_text
+from catalog_nb.server.profiling.sketch import FEW_VALUES, value_text
 
 Inference = Literal["all", "temporal", "none"]
 
@@ -184,16 +184,13 @@ def _ends(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
 _ASCII_BLANKS = np.zeros(256, dtype=bool)
 _ASCII_BLANKS[[9, 10, 11, 12, 13, 32]] = True
 _ASCII_BLANKS[0x80:] = True  # a multi-byte character may be a Unicode blank: look closer
-#: Up to this many values, the ends are looked at in Python: a wide document's one-value
-#: columns each paid six NumPy calls for it.
-FEW_ENDS = 64
 
 
 def _maybe_blank_ends(texts: pa.Array) -> bool:
     """Whether some value may start or end with a blank (bytes read with NumPy, no copy)."""
     if len(texts) == 0:
         return False
-    if len(texts) <= FEW_ENDS:
+    if len(texts) <= FEW_VALUES:
         # A character's first UTF-8 byte is the table's index: the character itself when
         # ASCII, 0x80 or more otherwise.
         return any(_ASCII_BLANKS[min(ord(text[0]), 0x80)] or _ASCII_BLANKS[min(ord(text[-1]), 0x80)]

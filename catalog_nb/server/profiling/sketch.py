@@ -64,8 +64,10 @@ DEFAULT_K = 256
 #: Up to this many texts are hashed one by one (see :func:`hash_texts`): a Polars call costs
 #: about what hashing 4,000 short texts one by one does.
 FEW_TEXTS = 4096
-#: Up to this many values, the sample's texts are found in Python (see :func:`_first_texts`).
-FEW_FIRST = 64
+#: Up to this many values, the profiler's per-chunk checks run in Python, not in Arrow or NumPy
+#: calls (a sample's texts here, blank ends in ``inference``): each call costs more than that
+#: work on a wide document's one-value columns.
+FEW_VALUES = 64
 DEFAULT_SAMPLE = 200
 MAX_SAMPLE_CHARS = 256
 #: The format new sketches are written in; older ones are read and re-sketched on next profile.
@@ -302,19 +304,20 @@ class ValueSketch:
             raise ValueError(f"a {self.algorithm} sketch cannot take new values: re-sketch it")
 
     def _keep_raw(self, batch: np.ndarray, raw: pa.Array) -> None:
+        kept = self._raw  # once: the property is not for a loop over the sample
         limit = min(self.sample_limit, len(self.hashes))
         if limit == 0:
-            self._raw.clear()
+            kept.clear()
             return
-        if len(self._raw) == limit and all(h in self._raw for h in self.hashes[:limit].tolist()):
+        if len(kept) == limit and all(h in kept for h in self.hashes[:limit].tolist()):
             return  # the raw sample already holds the values of the smallest hashes
         threshold = int(self.hashes[limit - 1])
-        wanted = [h for h in self.hashes[:limit].tolist() if h not in self._raw]
+        wanted = [h for h in self.hashes[:limit].tolist() if h not in kept]
         if wanted:
             for key, text in _first_texts(batch, raw, wanted, threshold):
-                self._raw[key] = str(text)[:MAX_SAMPLE_CHARS]
-        for key in [key for key in self._raw if key > threshold]:
-            del self._raw[key]
+                kept[key] = str(text)[:MAX_SAMPLE_CHARS]
+        for key in [key for key in kept if key > threshold]:
+            del kept[key]
 
     def merge(self, other: ValueSketch) -> ValueSketch:
         """Fold another sketch of the same algorithm in (the union of the two value sets)."""
@@ -434,7 +437,7 @@ def _first_texts(batch: np.ndarray, raw: pa.Array, wanted: list[int],
                  threshold: int) -> list[tuple[int, Any]]:
     """The text of each ``wanted`` hash (all at most ``threshold``) where it first occurs in
     ``batch`` (the hashes of ``raw``'s values); a hash not in the batch is left out."""
-    if len(batch) <= FEW_FIRST:
+    if len(batch) <= FEW_VALUES:
         # A wide document's columns hold a value each: five Arrow calls per column cost more
         # than finding it in Python.
         first: dict[int, int] = {}

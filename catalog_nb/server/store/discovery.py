@@ -3,7 +3,7 @@ ACCEPTED associations), the ``discover`` stage it records, its stale suggestions
 of the built-in tag domain.
 
 Suggestions themselves are written by :func:`catalog_nb.server.store.associations.
-record_suggestion`, which keeps people's word (REJECTED stays rejected, ACCEPTED is never
+record_suggestions`, which keeps people's word (REJECTED stays rejected, ACCEPTED is never
 downgraded).
 """
 

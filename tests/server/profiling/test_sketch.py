@@ -230,7 +230,7 @@ def test_small_chunks_keep_the_sample_the_bulk_path_keeps(
         return sketch.update(values)
 
     small = sketched()
-    monkeypatch.setattr(sketch_module, "FEW_FIRST", 0)
+    monkeypatch.setattr(sketch_module, "FEW_VALUES", 0)
     bulk = sketched()
     assert small.sample == bulk.sample and small.sample
     assert small.hashes.tolist() == bulk.hashes.tolist()

@@ -271,6 +271,6 @@ def test_few_values_find_blank_ends_as_many_do(
     """A few values' ends are looked at in Python (a wide document's one-value columns), many
     values' with NumPy: the same type and the same values either way."""
     few = inference.infer_text(pa.array(values, pa.string()), None)
-    monkeypatch.setattr(inference, "FEW_ENDS", 0)
+    monkeypatch.setattr(inference, "FEW_VALUES", 0)
     many = inference.infer_text(pa.array(values, pa.string()), None)
     assert few[0] == many[0] and few[1].to_pylist() == many[1].to_pylist()
