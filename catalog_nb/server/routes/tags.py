@@ -3,7 +3,7 @@
 Reading needs only a session. Domains are written by Administrators; tags by Stewards of the
 domains in their roles' ``domainKeys`` (and Administrators). Every write is audited; the
 ``/list`` forms are all or nothing, one transaction with one audit event per item. The writes
-are ``services.tag_writes`` (their list form ``services.list_writes``), tags with their children
+are ``services.tag_writes`` (their list form ``auditing.audited_all``), tags with their children
 and counts ``services.tag_views``.
 """
 

@@ -12,7 +12,6 @@ SQL to the store. One module per use case family:
 * ``sources``: what an update of a data source may change;
 * ``tag_views``: tags with their direct children and association counts;
 * ``tag_writes``: writing tag domains and tags, one at a time or as a list;
-* ``list_writes``: the all-or-nothing list write, with one audit event per item;
 * ``users``: writing user profiles and their roles;
 * ``permits``: which users may see a data source or resource;
 * ``folders``: virtual folders and data sets, read and written as the caller sees them.

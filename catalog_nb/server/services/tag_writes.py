@@ -6,7 +6,7 @@ Domains are written by Administrators; tags by Stewards of the domains in their 
 which only the store knows, hence the check handed to it. A not-null property sent as null is
 refused here, after the caller's level is checked and inside the audited write, rather than by
 the schemas (absent and null mean different things to an update).
-Every write is audited; a list's events are those of ``services.list_writes``.
+Every write is audited; a list's events are those of ``auditing.audited_all``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from catalog_nb.contract import AccessLevel, AuditAction, AuditObjectType, ErrorCode
-from catalog_nb.server.auditing import audited
+from catalog_nb.server.auditing import audited, audited_all
 from catalog_nb.server.errors import BadRequest
 from catalog_nb.server.schemas.tags import (
     DomainIn,
@@ -27,7 +27,6 @@ from catalog_nb.server.schemas.tags import (
     domain_out,
 )
 from catalog_nb.server.security import Caller, require_admin, require_domain, require_level
-from catalog_nb.server.services.list_writes import audited_all
 from catalog_nb.server.services.tag_views import shape
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import tag_domains as domain_store
