@@ -271,6 +271,11 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 BACKEND_FIXTURES = frozenset({"make_server", "store_url"})
 #: Names a module uses when it opens PostgreSQL itself, past the fixtures.
 _OPENS_POSTGRES = ("PG_URL", "new_pg_database")
+#: The folders of the client's and the notebook's tests. They reach a server only through its
+#: HTTP contract, which the server's own tests pin on both backends; run again on PostgreSQL,
+#: they took a tenth of that run.
+_CLIENT_SIDE = frozenset({"client", "notebook", "e2e"})
+_TESTS = Path(__file__).resolve().parent
 #: Set (to 1) for a run on PostgreSQL of only the tests that reach the store.
 STORE_ONLY = "CATALOG_TEST_STORE_ONLY"
 
@@ -286,9 +291,15 @@ def _opens_postgres(path: Path) -> bool:
 
 def reaches_store(item: pytest.Item) -> bool:
     """Whether ``item`` can behave differently on PostgreSQL than on SQLite."""
-    if BACKEND_FIXTURES & set(getattr(item, "fixturenames", ())):
+    marked = getattr(item, "get_closest_marker", None)
+    if marked is not None and marked("store_neutral") is not None:
+        return False
+    path = Path(str(item.path))
+    if _opens_postgres(path):
         return True
-    return _opens_postgres(Path(str(item.path)))
+    if _CLIENT_SIDE & set(path.resolve().relative_to(_TESTS).parts[:1]):
+        return False
+    return bool(BACKEND_FIXTURES & set(getattr(item, "fixturenames", ())))
 
 
 def expected_seconds(item: pytest.Item) -> float:

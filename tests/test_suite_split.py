@@ -26,8 +26,15 @@ class Item:
 
 @pytest.mark.parametrize("fixture", ["make_server", "store_url"])
 def test_a_test_reaching_a_server_or_a_store_runs_on_both_backends(fixture: str) -> None:
-    item = Item(("pg_connections_bounded", "live_server", fixture), HERE / "client/test_frames.py")
+    item = Item(("pg_connections_bounded", "live_server", fixture), HERE / "server/test_jobs.py")
     assert reaches_store(item)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("module", ["client/test_live_resources.py",
+                                    "notebook/test_widget_live.py", "e2e/test_lake.py"])
+def test_the_client_and_notebook_tests_run_once_even_with_a_server(module: str) -> None:
+    item = Item(("live_server", "make_server"), HERE / module)
+    assert not reaches_store(item)  # type: ignore[arg-type]
 
 
 def test_a_module_opening_postgresql_itself_runs_on_both_backends() -> None:

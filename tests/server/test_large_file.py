@@ -20,7 +20,6 @@ from sqlalchemy import select
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import sources as source_store
 from catalog_nb.server.store.schema import data_resources, resource_fields
-from tests.conftest import PG_URL
 
 TARGET_BYTES = 1024**3
 # The profiler reads ahead while two threads fold columns in: Arrow's CSV reader keeps its blocks
@@ -66,7 +65,7 @@ def write_big_csv(path: Path, target: int = TARGET_BYTES) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(bool(PG_URL), reason="store-independent: runs in the SQLite pass")
+@pytest.mark.store_neutral
 def test_a_1gb_csv_is_profiled_with_bounded_memory(tmp_path: Path) -> None:
     folder = tmp_path / "big"
     folder.mkdir()

@@ -108,7 +108,8 @@ def _build_sqlite(path: Path) -> None:
 
 
 @pytest.fixture(
-    params=["sqlite", *([pytest.param("postgresql", marks=pytest.mark.postgres)] if PG_URL else [])]
+    params=[pytest.param("sqlite", marks=pytest.mark.store_neutral),
+            *([pytest.param("postgresql", marks=pytest.mark.postgres)] if PG_URL else [])]
 )
 def big(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Engine, str]]:
     """An engine whose cursors count the rows they fetch, on a database holding ``big``, and

@@ -103,7 +103,8 @@ def _populate(db: Database) -> None:
 
 
 @pytest.fixture(
-    params=["sqlite", *([pytest.param("postgresql", marks=pytest.mark.postgres)] if PG_URL else [])]
+    params=[pytest.param("sqlite", marks=pytest.mark.store_neutral),
+            *([pytest.param("postgresql", marks=pytest.mark.postgres)] if PG_URL else [])]
 )
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     if request.param == "sqlite":

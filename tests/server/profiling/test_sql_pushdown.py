@@ -73,7 +73,8 @@ def _events(meta: MetaData, schema: str | None) -> Table:
 
 
 @pytest.fixture(
-    params=["sqlite", *([pytest.param("postgresql", marks=pytest.mark.postgres)] if PG_URL else [])]
+    params=[pytest.param("sqlite", marks=pytest.mark.store_neutral),
+            *([pytest.param("postgresql", marks=pytest.mark.postgres)] if PG_URL else [])]
 )
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     """A database holding ``events`` (ROWS rows) in its default schema."""
