@@ -1,31 +1,19 @@
-"""The README's first command, run the way a newcomer runs it (one-shot, as a real process)."""
+"""The README's first command, run the way a newcomer runs it (one-shot, as a real process):
+the run ``made_demo`` (``tests/e2e/conftest.py``) made, which ``test_tour`` checks too."""
 
 from __future__ import annotations
-
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 import catalog_nb
 from catalog_nb.demo.embedded import EmbeddedServer
 from catalog_nb.demo.run import ANALYST_PASSWORD, ANALYST_USER, DEMO_PASSWORD, DEMO_USER
-
-
-def _demo(data_dir: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "catalog_nb.cli", "demo", "--once", "--port", "0",
-         "--scale", "0.1", "--no-tour", "--data-dir", str(data_dir)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+from tests.e2e.conftest import DemoRun, run_demo
 
 
 @pytest.mark.slow(seconds=25)
-def test_demo_builds_profiles_and_shows_the_catalog(tmp_path: Path) -> None:
-    out = _demo(tmp_path / "demo")
+def test_demo_builds_profiles_and_shows_the_catalog(made_demo: DemoRun) -> None:
+    out = made_demo.stdout
     assert "Connected: <Catalog http://127.0.0.1:" in out and "as admin>" in out
     assert "Profiled 8 resources of data source 'demo_files': 8 new" in out
     assert "Profiled 11 resources of data source 'demo_sql': 11 new" in out
@@ -40,14 +28,14 @@ def test_demo_builds_profiles_and_shows_the_catalog(tmp_path: Path) -> None:
     assert pan and all("Sensitive.PaymentCard" in line for line in pan)
 
     # Running it again re-uses the lake and skips unchanged files.
-    again = _demo(tmp_path / "demo")
+    again = run_demo(made_demo.data_dir, "--no-tour", timeout=300).stdout
     assert "8 unchanged (not read again)" in again
 
 
 @pytest.mark.slow(seconds=20)
-def test_the_demo_catalog_is_browsable_by_the_analyst(tmp_path: Path) -> None:
-    _demo(tmp_path / "demo")
-    server = EmbeddedServer(tmp_path / "demo", admin_user=DEMO_USER, admin_password=DEMO_PASSWORD)
+def test_the_demo_catalog_is_browsable_by_the_analyst(made_demo: DemoRun) -> None:
+    server = EmbeddedServer(made_demo.data_dir, admin_user=DEMO_USER,
+                            admin_password=DEMO_PASSWORD)
     with server, catalog_nb.connect(server.url, ANALYST_USER, ANALYST_PASSWORD) as cat:
         frame = cat.resources(progress=False)
         # The Analyst role is granted the files only: the SQL source stays invisible.

@@ -1,4 +1,5 @@
-"""The tour notebook executed as `make demo` does it, and a notebook against a named server."""
+"""The tour notebook executed as `make demo` does it (the run ``made_demo`` made, in
+``tests/e2e/conftest.py``), and a notebook against a named server."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from catalog_nb.demo.tour import REPORT_NAME, WORKBOOK_NAME, TourError, execute_tour, notebooks_dir
 from catalog_nb.notebook import session
+from tests.e2e.conftest import DemoRun
 
 
 def _outputs(nb: nbformat.NotebookNode) -> list[dict[str, object]]:
@@ -25,18 +27,14 @@ def _mime_types(nb: nbformat.NotebookNode) -> set[str]:
 
 
 @pytest.mark.slow(seconds=30)
-def test_make_demo_runs_the_tour_and_leaves_the_report_and_the_workbook(tmp_path: Path) -> None:
-    data_dir = tmp_path / "demo"
-    done = subprocess.run(
-        [sys.executable, "-m", "catalog_nb.cli", "demo", "--once", "--port", "0",
-         "--scale", "0.1", "--data-dir", str(data_dir)],
-        capture_output=True, text=True, timeout=900, check=False,
-    )
-    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-5000:]
+def test_make_demo_runs_the_tour_and_leaves_the_report_and_the_workbook(
+    made_demo: DemoRun,
+) -> None:
+    data_dir = made_demo.data_dir
     reports = (data_dir / "reports").resolve()
-    assert f"In {reports}:" in done.stdout
+    assert f"In {reports}:" in made_demo.stdout
     for name in ("01-tour.ipynb", REPORT_NAME, WORKBOOK_NAME):
-        assert name in done.stdout.split("The tour ran in")[1]
+        assert name in made_demo.stdout.split("The tour ran in")[1]
 
     executed = nbformat.read(reports / "01-tour.ipynb", as_version=4)
     assert not [out for out in _outputs(executed) if out.get("output_type") == "error"]

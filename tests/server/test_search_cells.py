@@ -116,15 +116,17 @@ def _both_ways(conn: Any, vis: Visibility, ctx: FacetContext,
     return by_cells.counted, exact
 
 
+#: The keyword that matches nothing, whatever the catalog holds.
+NO_MATCH = "nothingatall"
 #: Keywords of the lake and of the bulk catalogs some tests add (one matches nothing).
-KEYWORDS = ("csv", "orders", "customers", "area01", "batch000", "file", "nothingatall")
+KEYWORDS = ("csv", "orders", "customers", "area01", "batch000", "file", NO_MATCH)
 
 
 def _keyword_both_ways(conn: Any, vis: Visibility, ctx: FacetContext,
-                       selections: dict[str, list[str]], keyword: str) -> bool:
+                       selections: dict[str, list[str]], keyword: str) -> tuple[bool, int]:
     """A keyword search counted and ordered from the document facet rows equals the one-pass
     statement's (the same order asked for by two sort specs, which takes that path); returns
-    whether the document facet rows answered it."""
+    whether the document facet rows answered it, and how many resources matched."""
     node = parse_basic(keyword, partial=False)
     real, found = facet_cells.keyword_counts, []
 
@@ -140,7 +142,7 @@ def _keyword_both_ways(conn: Any, vis: Visibility, ctx: FacetContext,
         node, selections, [("score", False), ("name", True)]))
     assert by_rows.matches == by_pass.matches, (keyword, selections)
     assert by_rows.facet_results == by_pass.facet_results, (keyword, selections)
-    return answered
+    return answered, len(by_rows.matches)
 
 
 def check(world: World, *, at: int | None = None) -> int:
@@ -157,6 +159,11 @@ def check(world: World, *, at: int | None = None) -> int:
         assert sorted(conn.execute(select(search_document_facets)).all(),
                       key=repr) == documents
     answered = 0
+    # The keywords that match nothing in the whole catalog (the administrator's search without
+    # a selection comes first): each caller still compares them without a selection, but under
+    # a selection NO_MATCH stands for them all: their comparisons there are the same empty
+    # search. Until a test adds a bulk catalog, its two keywords are such keywords.
+    unmatched: set[str] = set()
     for label, vis in _visibilities(world):
         with store.read() as conn:
             ctx = facet_context(conn, vis)
@@ -170,7 +177,12 @@ def check(world: World, *, at: int | None = None) -> int:
                 answered += 1
                 assert counted == exact, (label, selections)
                 for keyword in KEYWORDS:
-                    answered += _keyword_both_ways(conn, vis, ctx, selections, keyword)
+                    if selections and keyword in unmatched and keyword != NO_MATCH:
+                        continue
+                    by_rows, matched = _keyword_both_ways(conn, vis, ctx, selections, keyword)
+                    answered += by_rows
+                    if vis.everything and not selections and not matched:
+                        unmatched.add(keyword)
             # Only the tag facet derived: a single selected tag is answered by the cells.
             tag_only = FacetContext({n: f for n, f in ctx.facets.items()
                                      if not n.startswith(F.CUSTOM_PREFIX)}, ctx.folders, ctx.now)
@@ -254,7 +266,9 @@ def test_cells_follow_profiles_and_missing_resources(world: World) -> None:
 
 
 def test_cells_follow_bulk_ingest(world: World) -> None:
-    source = write_catalog(world.server.store, 120, 3, source=name("bulk"), analyze=False)
+    # 40 resources give every area, format, size range and pair of tags the 120 before gave
+    # (one write batch, one IN chunk either way); each later check counts them all.
+    source = write_catalog(world.server.store, 40, 3, source=name("bulk"), analyze=False)
     tag_catalog(world.server.store, source, tags=3)
     check(world)
 
