@@ -16,6 +16,7 @@ The store and the security layer raise these; they never raise HTTP exceptions. 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from catalog_nb.contract import ErrorCode
@@ -50,6 +51,19 @@ class ServiceError(Exception):
 class BadRequest(ServiceError):
     status = 400
     default_code = ErrorCode.INVALID_PAYLOAD
+
+
+def refuse_nulls(names: Sequence[str]) -> None:
+    """Refuse a body that sets these required properties to null (a BadRequest naming them).
+
+    The request schemas let null through, since an absent property means "unchanged" and a
+    null one must be refused by name::
+
+        refuse_nulls(body.nulls())
+    """
+    if names:
+        raise BadRequest(f"These properties cannot be null: {', '.join(names)}.",
+                         ErrorCode.INVALID_PAYLOAD, fields=list(names))
 
 
 class Unauthorized(ServiceError):

@@ -120,8 +120,9 @@ def test_parents_cannot_form_a_cycle(admin: Http, lake: dict[str, str]) -> None:
                      ErrorCode.PARENT_CYCLE.value)
     detached = admin.put(f"/virtualfolder/{low['key']}", json={"parentKey": None})
     assert detached.status_code == 200 and detached.json()["parentKey"] is None
-    assert_error(admin.put(f"/virtualfolder/{low['key']}", json={"name": None}), 400,
-                 ErrorCode.INVALID_PAYLOAD.value, "name")
+    nameless = admin.put(f"/virtualfolder/{low['key']}", json={"name": None})
+    assert_error(nameless, 400, ErrorCode.INVALID_PAYLOAD.value, "name")
+    assert nameless.json()["fields"] == ["name"]  # named as a tag's null properties are
 
 
 def test_names_are_unique(admin: Http, lake: dict[str, str]) -> None:

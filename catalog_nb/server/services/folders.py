@@ -9,9 +9,9 @@ sees, with that same visibility (a write answers the count as it is after the wr
 
 from __future__ import annotations
 
-from catalog_nb.contract import AccessLevel, AuditAction, AuditObjectType, ErrorCode
+from catalog_nb.contract import AccessLevel, AuditAction, AuditObjectType
 from catalog_nb.server.auditing import audited
-from catalog_nb.server.errors import BadRequest
+from catalog_nb.server.errors import refuse_nulls
 from catalog_nb.server.schemas.folders import (
     DatasetCreate,
     DatasetOut,
@@ -29,13 +29,6 @@ from catalog_nb.server.store.visible import visibility
 
 _FOLDERS = "Changing virtual folders"
 _DATASETS = "Changing data sets"
-
-
-def _refuse_nulls(names: list[str]) -> None:
-    # The schemas let null through: absent means unchanged, null must be refused by name.
-    if names:
-        raise BadRequest(f"These properties cannot be null: {', '.join(names)}.",
-                         ErrorCode.INVALID_PAYLOAD)
 
 
 # --------------------------------------------------------------------------- virtual folders
@@ -76,7 +69,7 @@ def update_folder(store: Store, caller: Caller, key: str, body: FolderUpdate) ->
     with audited(store, caller, AuditAction.UPDATE, AuditObjectType.VIRTUAL_FOLDER,
                  key=key) as w:
         require_level(caller, AccessLevel.STEWARD, _FOLDERS)
-        _refuse_nulls(body.nulls("name", "dataSourceKey", "pathSpecs"))
+        refuse_nulls(body.nulls("name", "dataSourceKey", "pathSpecs"))
         vis = visibility(w.conn, caller.roles)
         row = folder_store.update_folder(w.conn, vis, key, body.values())
         w.target(row["key"], row["name"])
@@ -130,7 +123,7 @@ def update_dataset(store: Store, caller: Caller, key: str, body: DatasetUpdate) 
     """Change a data set (Steward or Administrator); absent properties stay unchanged."""
     with audited(store, caller, AuditAction.UPDATE, AuditObjectType.DATASET, key=key) as w:
         require_level(caller, AccessLevel.STEWARD, _DATASETS)
-        _refuse_nulls(body.nulls("name", "dataSetPathSpecs"))
+        refuse_nulls(body.nulls("name", "dataSetPathSpecs"))
         vis = visibility(w.conn, caller.roles)
         row = folder_store.update_dataset(w.conn, vis, key, body.values())
         w.target(row["key"], row["name"])

@@ -16,7 +16,7 @@ from typing import Any
 
 from catalog_nb.contract import AccessLevel, AuditAction, AuditObjectType, ErrorCode
 from catalog_nb.server.auditing import audited, audited_all
-from catalog_nb.server.errors import BadRequest
+from catalog_nb.server.errors import BadRequest, refuse_nulls
 from catalog_nb.server.schemas.tags import (
     DomainIn,
     DomainOut,
@@ -34,12 +34,6 @@ from catalog_nb.server.store import tags as tag_store
 
 _DOMAINS = "Changing tag domains"
 _TAGS = "Changing tags"
-
-
-def _refuse_nulls(names: Sequence[str]) -> None:
-    if names:
-        raise BadRequest(f"These properties cannot be null: {', '.join(names)}.",
-                         ErrorCode.INVALID_PAYLOAD, fields=list(names))
 
 
 def _allow(caller: Caller) -> Callable[[Mapping[str, Any]], None]:
@@ -81,7 +75,7 @@ def update_domain(store: Store, caller: Caller, key: str, body: DomainUpdate) ->
     with audited(store, caller, AuditAction.UPDATE, AuditObjectType.TAG_DOMAIN, key=key) as w:
         require_admin(caller, _DOMAINS)
         if "name" in body.changes() and body.name is None:
-            _refuse_nulls(["name"])
+            refuse_nulls(["name"])
         row = domain_store.update_domain(w.conn, key, body.values())
         w.target(row["key"], row["name"])
     return domain_out(row)
@@ -102,7 +96,7 @@ def create_tag(store: Store, caller: Caller, body: TagCreate) -> TagOut:
     """Create a tag (Steward of its domain, or Administrator), audited."""
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.TAG, name=body.name) as w:
         require_level(caller, AccessLevel.STEWARD, _TAGS)
-        _refuse_nulls(body.nulls())
+        refuse_nulls(body.nulls())
         row = tag_store.create_tag(w.conn, body.values(), _allow(caller))
         w.target(row["key"], row["full_name"])
         return shape(w.conn, caller, [row])[0]
@@ -116,7 +110,7 @@ def create_tags(store: Store, caller: Caller, body: Sequence[TagCreate]) -> list
         rows = []
         for batch.index, item in enumerate(body):
             batch.name = item.name
-            _refuse_nulls(item.nulls())
+            refuse_nulls(item.nulls())
             row = tag_store.create_tag(batch.conn, item.values(), _allow(caller))
             batch.done.append((row["key"], row["full_name"]))
             rows.append(row)
@@ -131,7 +125,7 @@ def update_tag(store: Store, caller: Caller, key: str, body: TagUpdate) -> TagOu
         if body.key is not None and body.key != key:
             raise BadRequest(f"The body's key '{body.key}' is not the key of the path.",
                              ErrorCode.INVALID_PAYLOAD, field="key")
-        _refuse_nulls(body.nulls())
+        refuse_nulls(body.nulls())
         row = tag_store.update_tag(w.conn, key, body.values(), _allow(caller))
         w.target(row["key"], row["full_name"])
         w.message = f"sent {', '.join(sorted(body.values())) or 'nothing'}"
@@ -148,7 +142,7 @@ def update_tags(store: Store, caller: Caller, body: Sequence[TagUpdate]) -> list
                 raise BadRequest("Every tag of the list needs its key.", ErrorCode.INVALID_PAYLOAD,
                                  field="key")
             batch.name = item.key
-            _refuse_nulls(item.nulls())
+            refuse_nulls(item.nulls())
             row = tag_store.update_tag(batch.conn, item.key, item.values(), _allow(caller))
             batch.done.append((row["key"], row["full_name"]))
             rows.append(row)
