@@ -14,24 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
 
-from catalog_nb.client.http import HttpSession
+from catalog_nb.client.api.base import JSON, RawCalls, segment
 
 __all__ = ["AnnotationsApi"]
 
-JSON = Any
 
 
-def _seg(value: str) -> str:
-    """Quote one path segment (keys and names may hold ``/`` or spaces)."""
-    return quote(str(value), safe="")
-
-
-class AnnotationsApi:
+class AnnotationsApi(RawCalls):
     """The raw calls of favorites and reviews; needs ``self.http``."""
-
-    http: HttpSession
 
     # -- favorites -----------------------------------------------------------------------------
 
@@ -43,11 +34,11 @@ class AnnotationsApi:
     def add_favorite(self, resource_key: str) -> JSON:
         """``POST /favorites/{entityKey}`` -> ``{entityKey, favoriteTime}`` (idempotent; 404
         ``RESOURCE_NOT_FOUND`` for a resource the caller does not see)."""
-        return self.http.request("POST", f"/favorites/{_seg(resource_key)}")
+        return self.http.request("POST", f"/favorites/{segment(resource_key)}")
 
     def remove_favorite(self, resource_key: str) -> None:
         """``DELETE /favorites/{entityKey}`` (404 ``FAVORITE_NOT_FOUND`` when it is not one)."""
-        self.http.request("DELETE", f"/favorites/{_seg(resource_key)}")
+        self.http.request("DELETE", f"/favorites/{segment(resource_key)}")
 
     # -- reviews -------------------------------------------------------------------------------
 
@@ -58,7 +49,7 @@ class AnnotationsApi:
 
     def get_review(self, key: str) -> JSON:
         """``GET /reviews/{key}`` (404 ``REVIEW_NOT_FOUND``)."""
-        return self.http.request("GET", f"/reviews/{_seg(key)}")
+        return self.http.request("GET", f"/reviews/{segment(key)}")
 
     def create_review(self, body: Mapping[str, Any]) -> JSON:
         """``POST /reviews {entityKey, rating, title?, text?}`` -> the Review (409
@@ -67,8 +58,8 @@ class AnnotationsApi:
 
     def update_review(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /reviews/{key} {rating?, title?, text?}`` -> the Review (its author only)."""
-        return self.http.request("PUT", f"/reviews/{_seg(key)}", json=dict(body))
+        return self.http.request("PUT", f"/reviews/{segment(key)}", json=dict(body))
 
     def delete_review(self, key: str) -> None:
         """``DELETE /reviews/{key}`` (its author or an Administrator)."""
-        self.http.request("DELETE", f"/reviews/{_seg(key)}")
+        self.http.request("DELETE", f"/reviews/{segment(key)}")

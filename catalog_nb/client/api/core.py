@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
 
 from catalog_nb import contract
 from catalog_nb.client.api.annotations import AnnotationsApi
+from catalog_nb.client.api.base import JSON, segment
 from catalog_nb.client.api.relations import RelationsApi
 from catalog_nb.client.api.resources import ResourcesApi
 from catalog_nb.client.api.search import SearchApi
@@ -32,13 +32,6 @@ from catalog_nb.client.api.tags import TagsApi
 from catalog_nb.client.http import HttpSession, Timeout
 
 __all__ = ["CatalogApi"]
-
-JSON = Any
-
-
-def _seg(value: str) -> str:
-    """Quote one path segment (keys and names may hold ``/`` or spaces)."""
-    return quote(str(value), safe="")
 
 
 class CatalogApi(ResourcesApi, TagsApi, SearchApi, RelationsApi, AnnotationsApi):
@@ -112,12 +105,12 @@ class CatalogApi(ResourcesApi, TagsApi, SearchApi, RelationsApi, AnnotationsApi)
 
     def get_config(self, name: str) -> JSON:
         """``GET /config/{name}`` (404 ``CONFIG_NOT_FOUND``)."""
-        return self.http.request("GET", f"/config/{_seg(name)}")
+        return self.http.request("GET", f"/config/{segment(name)}")
 
     def set_config(self, name: str, value: Any) -> JSON:
         """``PUT /config/{name} {value}`` -> the property (Administrator; ``None`` returns it to
         its start-up value; 400 ``INVALID_CONFIG_VALUE`` / ``READ_ONLY_CONFIG``)."""
-        return self.http.request("PUT", f"/config/{_seg(name)}", json={"value": value})
+        return self.http.request("PUT", f"/config/{segment(name)}", json={"value": value})
 
     # -- users ---------------------------------------------------------------------------------
 
@@ -140,19 +133,19 @@ class CatalogApi(ResourcesApi, TagsApi, SearchApi, RelationsApi, AnnotationsApi)
 
     def get_user(self, key: str) -> JSON:
         """``GET /user/{key}``."""
-        return self.http.request("GET", f"/user/{_seg(key)}")
+        return self.http.request("GET", f"/user/{segment(key)}")
 
     def update_user(self, key: str, body: Mapping[str, Any]) -> None:
         """``PUT /user/{key}``: partial update; ``roles`` replaces the set."""
-        self.http.request("PUT", f"/user/{_seg(key)}", json=dict(body))
+        self.http.request("PUT", f"/user/{segment(key)}", json=dict(body))
 
     def delete_user(self, key: str) -> None:
         """``DELETE /user/{key}``."""
-        self.http.request("DELETE", f"/user/{_seg(key)}")
+        self.http.request("DELETE", f"/user/{segment(key)}")
 
     def get_user_by_name(self, name: str) -> JSON:
         """``GET /user/name/{username}``."""
-        return self.http.request("GET", f"/user/name/{_seg(name)}")
+        return self.http.request("GET", f"/user/name/{segment(name)}")
 
     def assign_role(self, user_name: str, role_name: str) -> JSON:
         """``POST /user/assign/role {userName, roleName}``: the updated User."""
@@ -207,15 +200,15 @@ class CatalogApi(ResourcesApi, TagsApi, SearchApi, RelationsApi, AnnotationsApi)
 
     def get_role(self, key: str) -> JSON:
         """``GET /user/role/{roleKey}``."""
-        return self.http.request("GET", f"/user/role/{_seg(key)}")
+        return self.http.request("GET", f"/user/role/{segment(key)}")
 
     def update_role(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /user/role/{roleKey}``: partial update -> the Role."""
-        return self.http.request("PUT", f"/user/role/{_seg(key)}", json=dict(body))
+        return self.http.request("PUT", f"/user/role/{segment(key)}", json=dict(body))
 
     def delete_role(self, key: str) -> None:
         """``DELETE /user/role/{roleKey}``."""
-        self.http.request("DELETE", f"/user/role/{_seg(key)}")
+        self.http.request("DELETE", f"/user/role/{segment(key)}")
 
     # -- audit trail (Administrator only) --------------------------------------------------------
 
@@ -231,8 +224,8 @@ class CatalogApi(ResourcesApi, TagsApi, SearchApi, RelationsApi, AnnotationsApi)
 
     def get_audit_event(self, key: str) -> JSON:
         """``GET /auditevent/{key}``."""
-        return self.http.request("GET", f"/auditevent/{_seg(key)}")
+        return self.http.request("GET", f"/auditevent/{segment(key)}")
 
     def delete_audit_event(self, key: str) -> None:
         """``DELETE /auditevent/{key}``."""
-        self.http.request("DELETE", f"/auditevent/{_seg(key)}")
+        self.http.request("DELETE", f"/auditevent/{segment(key)}")

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import quote
 
-from catalog_nb.client.http import HttpSession
+from catalog_nb.client.api.base import JSON, RawCalls, segment
 
 __all__ = [
     "JOIN_PAGE_MAX",
@@ -31,7 +30,6 @@ __all__ = [
     "lineage_types",
 ]
 
-JSON = Any
 
 #: Largest ``size`` of ``GET /lineage`` and ``GET /joincondition``.
 LINEAGE_PAGE_MAX = 1000
@@ -42,11 +40,6 @@ OVERLAP_BATCH_MAX = 1000
 OVERLAP_CSV_MAX = 10_000
 #: The two lineage types.
 LINEAGE_TYPES: tuple[str, ...] = ("FACTUAL", "INFERRED")
-
-
-def _seg(value: str) -> str:
-    """Quote one path segment (keys and names may hold ``/`` or spaces)."""
-    return quote(str(value), safe="")
 
 
 def lineage_types(types: str | Iterable[str] | None) -> list[str] | None:
@@ -72,10 +65,8 @@ def lineage_types(types: str | Iterable[str] | None) -> list[str] | None:
     return spelled
 
 
-class RelationsApi:
+class RelationsApi(RawCalls):
     """The raw calls of lineage, join conditions and table overlap; needs ``self.http``."""
-
-    http: HttpSession
 
     # -- lineage -------------------------------------------------------------------------------
 
@@ -96,7 +87,7 @@ class RelationsApi:
             "fieldLineage": field_lineage,
             "lineageType": None if lineage_types is None else list(lineage_types),
         }
-        return self.http.request("GET", f"/lineage/{_seg(key)}", params=params)
+        return self.http.request("GET", f"/lineage/{segment(key)}", params=params)
 
     def list_lineage(
         self,

@@ -13,25 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import quote
 
 from catalog_nb import contract
-from catalog_nb.client.http import HttpSession
+from catalog_nb.client.api.base import JSON, RawCalls, segment
 
 __all__ = ["ResourcesApi"]
 
-JSON = Any
 
 
-def _seg(value: str) -> str:
-    """Quote one path segment (keys and names may hold ``/`` or spaces)."""
-    return quote(str(value), safe="")
-
-
-class ResourcesApi:
+class ResourcesApi(RawCalls):
     """The raw calls of the resource families; needs ``self.http``."""
-
-    http: HttpSession
 
     # -- data sources --------------------------------------------------------------------------
 
@@ -47,11 +38,11 @@ class ResourcesApi:
 
     def get_source(self, key: str) -> JSON:
         """``GET /datasource/{key}``."""
-        return self.http.request("GET", f"/datasource/{_seg(key)}")
+        return self.http.request("GET", f"/datasource/{segment(key)}")
 
     def update_source(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /datasource/{key}``: absent properties stay unchanged -> the DataSource."""
-        return self.http.request("PUT", f"/datasource/{_seg(key)}", json=dict(body))
+        return self.http.request("PUT", f"/datasource/{segment(key)}", json=dict(body))
 
     # -- jobs ----------------------------------------------------------------------------------
 
@@ -77,19 +68,19 @@ class ResourcesApi:
 
     def get_job(self, key: str) -> JSON:
         """``GET /job/{key}``: state, progress, total, done, counts, errors, message."""
-        return self.http.request("GET", f"/job/{_seg(key)}")
+        return self.http.request("GET", f"/job/{segment(key)}")
 
     # -- data resources ------------------------------------------------------------------------
 
     def get_resource(self, key: str) -> JSON:
         """``GET /dataresource/{key}``: the DataResource with fields and tags."""
-        return self.http.request("GET", f"/dataresource/{_seg(key)}")
+        return self.http.request("GET", f"/dataresource/{segment(key)}")
 
     def get_resource_by_path(self, source_name: str, resource_path: str) -> JSON:
         """``GET /dataresource/source/{sourceName}?resourcePath=``."""
         return self.http.request(
             "GET",
-            f"/dataresource/source/{_seg(source_name)}",
+            f"/dataresource/source/{segment(source_name)}",
             params={"resourcePath": resource_path},
         )
 
@@ -142,7 +133,7 @@ class ResourcesApi:
     def update_resource(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /dataresource/{key} {description?, richDescription?, owner?,
         customProperties?, fields?}`` -> the DataResource."""
-        return self.http.request("PUT", f"/dataresource/{_seg(key)}", json=dict(body))
+        return self.http.request("PUT", f"/dataresource/{segment(key)}", json=dict(body))
 
     def update_resource_by_path(
         self, source_name: str, resource_path: str, body: Mapping[str, Any]
@@ -151,7 +142,7 @@ class ResourcesApi:
         :meth:`update_resource`."""
         return self.http.request(
             "PUT",
-            f"/dataresource/source/{_seg(source_name)}",
+            f"/dataresource/source/{segment(source_name)}",
             params={"resourcePath": resource_path},
             json=dict(body),
         )
@@ -169,11 +160,11 @@ class ResourcesApi:
 
     def get_custom_property(self, key: str) -> JSON:
         """``GET /customproperty/{key}``."""
-        return self.http.request("GET", f"/customproperty/{_seg(key)}")
+        return self.http.request("GET", f"/customproperty/{segment(key)}")
 
     def update_custom_property(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /customproperty/{key}``: partial update -> the definition."""
-        return self.http.request("PUT", f"/customproperty/{_seg(key)}", json=dict(body))
+        return self.http.request("PUT", f"/customproperty/{segment(key)}", json=dict(body))
 
     # -- virtual folders -----------------------------------------------------------------------
 
@@ -188,15 +179,15 @@ class ResourcesApi:
 
     def get_virtual_folder(self, key: str) -> JSON:
         """``GET /virtualfolder/{key}``."""
-        return self.http.request("GET", f"/virtualfolder/{_seg(key)}")
+        return self.http.request("GET", f"/virtualfolder/{segment(key)}")
 
     def update_virtual_folder(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /virtualfolder/{key}``."""
-        return self.http.request("PUT", f"/virtualfolder/{_seg(key)}", json=dict(body))
+        return self.http.request("PUT", f"/virtualfolder/{segment(key)}", json=dict(body))
 
     def delete_virtual_folder(self, key: str) -> None:
         """``DELETE /virtualfolder/{key}`` (204)."""
-        self.http.request("DELETE", f"/virtualfolder/{_seg(key)}")
+        self.http.request("DELETE", f"/virtualfolder/{segment(key)}")
 
     # -- data sets -----------------------------------------------------------------------------
 
@@ -212,12 +203,12 @@ class ResourcesApi:
 
     def get_dataset(self, key: str) -> JSON:
         """``GET /dataset/{key}``."""
-        return self.http.request("GET", f"/dataset/{_seg(key)}")
+        return self.http.request("GET", f"/dataset/{segment(key)}")
 
     def update_dataset(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /dataset/{key}``."""
-        return self.http.request("PUT", f"/dataset/{_seg(key)}", json=dict(body))
+        return self.http.request("PUT", f"/dataset/{segment(key)}", json=dict(body))
 
     def delete_dataset(self, key: str) -> None:
         """``DELETE /dataset/{key}`` (204)."""
-        self.http.request("DELETE", f"/dataset/{_seg(key)}")
+        self.http.request("DELETE", f"/dataset/{segment(key)}")

@@ -18,11 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from catalog_nb.client.http import HttpSession
+from catalog_nb.client.api.base import JSON, RawCalls
 
 __all__ = ["DEFAULT_ENTITY_SCOPE", "SEARCH_PAGE_MAX", "SearchApi"]
 
-JSON = Any
 
 #: The entity scope of every search (the only one the service knows for now).
 DEFAULT_ENTITY_SCOPE = "DATA_RESOURCE"
@@ -30,10 +29,8 @@ DEFAULT_ENTITY_SCOPE = "DATA_RESOURCE"
 SEARCH_PAGE_MAX = 100
 
 
-class SearchApi:
+class SearchApi(RawCalls):
     """The raw calls of search; needs ``self.http``."""
-
-    http: HttpSession
 
     def search_facets(self, entity_scope: str | None = None) -> JSON:
         """``GET /search/facets[?entityScope=]``: ``{"DATA_RESOURCE": [{facetName, displayName,

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import quote
 
 from catalog_nb import contract
-from catalog_nb.client.http import HttpSession
+from catalog_nb.client.api.base import JSON, RawCalls, segment
 
 __all__ = ["ASSOCIATION_LIST_MAX", "ASSOCIATION_PAGE_MAX", "TagsApi"]
 
-JSON = Any
 
 #: Most items ``POST /tagassociation/list`` takes in one request.
 ASSOCIATION_LIST_MAX = contract.ASSOCIATION_LIST_MAX
@@ -30,19 +28,12 @@ ASSOCIATION_LIST_MAX = contract.ASSOCIATION_LIST_MAX
 ASSOCIATION_PAGE_MAX = contract.ASSOCIATION_LIST_MAX
 
 
-def _seg(value: str) -> str:
-    """Quote one path segment (keys and names may hold ``/`` or spaces)."""
-    return quote(str(value), safe="")
-
-
 def _bodies(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [dict(item) for item in items]
 
 
-class TagsApi:
+class TagsApi(RawCalls):
     """The raw calls of the tag families; needs ``self.http``."""
-
-    http: HttpSession
 
     # -- tag domains ---------------------------------------------------------------------------
 
@@ -54,7 +45,7 @@ class TagsApi:
 
     def get_tag_domain(self, key: str) -> JSON:
         """``GET /tagdomain/{key}`` (404 ``TAG_DOMAIN_NOT_FOUND``)."""
-        return self.http.request("GET", f"/tagdomain/{_seg(key)}")
+        return self.http.request("GET", f"/tagdomain/{segment(key)}")
 
     def create_tag_domain(self, body: Mapping[str, Any]) -> JSON:
         """``POST /tagdomain {name, description?}`` -> the TagDomain (409 ``DUPLICATE_NAME``)."""
@@ -67,11 +58,11 @@ class TagsApi:
 
     def update_tag_domain(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /tagdomain/{key} {name?, description?}`` -> the TagDomain."""
-        return self.http.request("PUT", f"/tagdomain/{_seg(key)}", json=dict(body))
+        return self.http.request("PUT", f"/tagdomain/{segment(key)}", json=dict(body))
 
     def delete_tag_domain(self, key: str) -> None:
         """``DELETE /tagdomain/{key}`` (204; 409 ``DOMAIN_NOT_EMPTY`` while it holds tags)."""
-        self.http.request("DELETE", f"/tagdomain/{_seg(key)}")
+        self.http.request("DELETE", f"/tagdomain/{segment(key)}")
 
     # -- tags ----------------------------------------------------------------------------------
 
@@ -82,7 +73,7 @@ class TagsApi:
 
     def get_tag(self, key: str) -> JSON:
         """``GET /tag/{key}`` (404 ``TAG_NOT_FOUND``)."""
-        return self.http.request("GET", f"/tag/{_seg(key)}")
+        return self.http.request("GET", f"/tag/{segment(key)}")
 
     def get_tag_by_name(self, tag_name: str, domain_name: str | None = None) -> JSON:
         """``GET /tag/byname?tagName=&domainName=``; ``tag_name`` is a name or a full name."""
@@ -91,7 +82,7 @@ class TagsApi:
 
     def list_tag_children(self, key: str) -> list[JSON]:
         """``GET /tag/children/{tagKey}``: the direct children of a tag."""
-        answer: list[JSON] = self.http.request("GET", f"/tag/children/{_seg(key)}")
+        answer: list[JSON] = self.http.request("GET", f"/tag/children/{segment(key)}")
         return answer
 
     def create_tag(self, body: Mapping[str, Any]) -> JSON:
@@ -105,7 +96,7 @@ class TagsApi:
 
     def update_tag(self, key: str, body: Mapping[str, Any]) -> JSON:
         """``PUT /tag/{key}``: absent properties stay unchanged -> the Tag."""
-        return self.http.request("PUT", f"/tag/{_seg(key)}", json=dict(body))
+        return self.http.request("PUT", f"/tag/{segment(key)}", json=dict(body))
 
     def update_tags(self, bodies: Iterable[Mapping[str, Any]]) -> list[JSON]:
         """``PUT /tag/list``: several tags (each with its ``key``), all or nothing."""
@@ -114,7 +105,7 @@ class TagsApi:
 
     def delete_tag(self, key: str) -> None:
         """``DELETE /tag/{key}`` with its associations (409 ``TAG_HAS_CHILDREN``)."""
-        self.http.request("DELETE", f"/tag/{_seg(key)}")
+        self.http.request("DELETE", f"/tag/{segment(key)}")
 
     # -- tag associations ----------------------------------------------------------------------
 
@@ -179,9 +170,9 @@ class TagsApi:
         """``PUT /tagassociation/tagassociation/{key} {state?, semantic?, description?}`` ->
         the TagAssociationView."""
         return self.http.request(
-            "PUT", f"/tagassociation/tagassociation/{_seg(key)}", json=dict(body)
+            "PUT", f"/tagassociation/tagassociation/{segment(key)}", json=dict(body)
         )
 
     def delete_association(self, key: str) -> None:
         """``DELETE /tagassociation/tagassociation/{key}`` (204)."""
-        self.http.request("DELETE", f"/tagassociation/tagassociation/{_seg(key)}")
+        self.http.request("DELETE", f"/tagassociation/tagassociation/{segment(key)}")
