@@ -13,6 +13,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from catalog_nb.demo.embedded import EmbeddedServer
+from catalog_nb.demo.run import ANALYST_PASSWORD, ANALYST_USER, DEMO_PASSWORD, DEMO_USER
 from catalog_nb.demo.tour import REPORT_NAME, WORKBOOK_NAME, TourError, execute_tour, notebooks_dir
 from catalog_nb.notebook import session
 from tests.e2e.conftest import DemoRun
@@ -83,24 +85,23 @@ def test_the_kernel_is_this_python_with_the_given_environment(tmp_path: Path) ->
 
 @pytest.mark.slow(seconds=20)
 def test_a_notebook_runs_unmodified_against_a_server_named_by_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, made_demo: DemoRun
 ) -> None:
-    # The server: a demo catalog of its own (a separate process, as a team's server would be).
-    served = tmp_path / "served"
-    monkeypatch.setenv("CATALOG_DEMO_DIR", str(served))
-    monkeypatch.setenv("CATALOG_DEMO_SCALE", "0.05")
-    for name in ("CATALOG_URL", "CATALOG_USER", "CATALOG_PASSWORD"):
+    # The server: the demo catalog `make demo` made, served by this process; the notebook's
+    # kernel, a process of its own, finds it only through the environment, as a team's
+    # server. (Starting a demo of its own, which tests/notebook/test_session.py checks, cost
+    # as much as building one.)
+    for name in ("CATALOG_URL", "CATALOG_USER", "CATALOG_PASSWORD", "CATALOG_DEMO_DIR"):
         monkeypatch.delenv(name, raising=False)
-    try:
-        session.open_catalog(progress=False).close()
-        url = (session.read_server_file(served) or {})["url"]
+    server = EmbeddedServer(made_demo.data_dir, admin_user=DEMO_USER,
+                            admin_password=DEMO_PASSWORD)
+    with server:
         unused = tmp_path / "no-demo-here"
-        env = {"CATALOG_URL": url, "CATALOG_USER": "ana", "CATALOG_PASSWORD": "analyst-demo",
-               "CATALOG_DEMO_DIR": str(unused), "CATALOG_REPORT_DIR": str(tmp_path / "out")}
+        env = {"CATALOG_URL": server.url, "CATALOG_USER": ANALYST_USER,
+               "CATALOG_PASSWORD": ANALYST_PASSWORD, "CATALOG_DEMO_DIR": str(unused),
+               "CATALOG_REPORT_DIR": str(tmp_path / "out")}
         executed = execute_tour(env, tmp_path / "out",
                                 notebooks_dir() / "02-facet-search.ipynb")
-    finally:
-        session._stop_children()
     nb = nbformat.read(executed, as_version=4)
     assert not [out for out in _outputs(nb) if out.get("output_type") == "error"]
     assert not unused.exists()  # it never fell back to a demo of its own
