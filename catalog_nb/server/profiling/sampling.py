@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from catalog_nb.server.profiling import few
 from catalog_nb.server.profiling.inference import arrow_data_type, prepare_array, try_cast
 from catalog_nb.server.profiling.model import DataType
 from catalog_nb.server.profiling.sketch import ValueSketch, value_text
@@ -185,19 +186,28 @@ _ASCII_SHAPE = str.maketrans(
      **dict.fromkeys(map(chr, range(ord("0"), ord("9") + 1)), "9")})
 
 
+def _tally(values: list[Any]) -> dict[Any, int]:
+    """How often each value occurs, as ``Counter`` counts (a Counter costs more to make than
+    counting a wide document's one value)."""
+    counts: dict[Any, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
 def _few_stats(typed: list[Any], texts: list[str]) -> tuple[
     int, list[tuple[Any, int]], list[tuple[Any, int]]
 ]:
     """:func:`sample_stats`' counts over a few values, in Python (the same results)."""
-    counts = Counter(typed)
+    counts = _tally(typed)
     if texts and all(t.isascii() for t in texts):
         cut = [t[:PATTERN_CHARS].translate(_ASCII_SHAPE) for t in texts]
-        patterns = Counter(c + CUT_MARK if len(t) > PATTERN_CHARS else c
-                           for c, t in zip(cut, texts, strict=True))
+        patterns = _tally([c + CUT_MARK if len(t) > PATTERN_CHARS else c
+                           for c, t in zip(cut, texts, strict=True)])
     else:  # other scripts: Arrow's Unicode classes, so both paths shape alike
-        patterns = Counter(shapes(pa.array(texts, pa.string())).to_pylist())
+        patterns = _tally(shapes(pa.array(texts, pa.string())).to_pylist())
 
-    def top(found: Counter[Any], limit: int) -> list[tuple[Any, int]]:
+    def top(found: dict[Any, int], limit: int) -> list[tuple[Any, int]]:
         return sorted(found.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
     return len(counts), top(counts, TOP_VALUES), top(patterns, TOP_PATTERNS)
@@ -249,6 +259,10 @@ def sample_stats(data_type: DataType, sample: pa.Array,
     sketch's estimate over its value count), which chooses the cheaper way to count; the
     figures are the same either way.
     """
+    if len(sample) <= few.FEW_ROWS and (read := few.few_texts(sample, data_type)) is not None:
+        # a wide document's one-value columns: their values read without an Arrow call
+        distinct, top, top_shapes = _few_stats(*read)
+        return _stats_dict(distinct, top, top_shapes)
     values = prepare_array(sample).drop_null()
     if len(values) <= FEW_SHAPES:
         texts = canonical_texts(values, data_type)
@@ -276,6 +290,11 @@ def sample_stats(data_type: DataType, sample: pa.Array,
         distinct = len(counts)
         top = _top(counts, TOP_VALUES)
         top_shapes = _top(_regroup(shapes(texts), times), TOP_PATTERNS)
+    return _stats_dict(distinct, top, top_shapes)
+
+
+def _stats_dict(distinct: int, top: list[tuple[Any, int]],
+                top_shapes: list[tuple[Any, int]]) -> dict[str, Any]:
     return {
         "distinctCount": distinct,
         "mostFrequent": [
@@ -392,13 +411,19 @@ class RowSample:
         order[slots[inside]] = positions[inside]
         self._order = order
 
-    def values(self, name: str) -> pa.Array:
+    def values(self, name: str, as_stored: bool = False) -> pa.Array:
         """One column's values in the slots :meth:`arrange` fixed (null where none was written).
 
-        Once arranged, safe to call from several threads at once.
+        ``as_stored``: a column held in one part, in slot order, comes as that part, not copied
+        (its buffers may then hold more than its values: none of the value-wise kernels mind,
+        but code reading the raw buffers would). Once arranged, safe to call from several
+        threads at once.
         """
         if not self._arranged:
             raise RuntimeError("RowSample.values() before arrange()")
+        parts = self._values[name]
+        if as_stored and self._order is None and len(parts) == 1 and parts[0] is not None:
+            return parts[0]
         joined = self._joined(self._values[name]) if self._slots else pa.nulls(0)
         if self._order is None:
             return joined

@@ -256,7 +256,8 @@ class ValueSketch:
         """The raw sample values, in hash order (deterministic)."""
         if self._stored_sample is not None:
             return list(self._stored_sample)
-        return [self._raw[h] for h in sorted(self._raw)]
+        raw = self._by_hash  # not the property per element: to_dict reads 300,000 samples
+        return [raw[h] for h in sorted(raw)]
 
     @property
     def _raw(self) -> dict[int, str]:
@@ -287,6 +288,22 @@ class ValueSketch:
         batch = hash_texts(normalise_texts(raw) if normalised is None else normalised)
         self.add_hashes(batch)
         self._keep_raw(batch, raw)
+        return self
+
+    def add_few_texts(self, raw: list[str], normalised: list[str]) -> ValueSketch:
+        """:meth:`add_texts` of a few texts held in Python (``normalised``: their
+        :func:`normalise_texts`), without an Arrow or NumPy call while the sketch is empty."""
+        if len(self.hashes) or self._raw:
+            return self.add_texts(pa.array(raw, pa.string()), pa.array(normalised, pa.string()))
+        self._require_current()
+        batch = [xxhash.xxh64_intdigest(text.encode("utf-8")) for text in normalised]
+        distinct = sorted(set(batch))[: self.k]
+        self.hashes = np.array(distinct, dtype=np.uint64)
+        first: dict[int, str] = {}
+        for key, text in zip(batch, raw, strict=True):
+            first.setdefault(key, text)
+        limit = min(self.sample_limit, len(distinct))
+        self._raw = {key: first[key][:MAX_SAMPLE_CHARS] for key in distinct[:limit]}
         return self
 
     def add_hashes(self, batch: np.ndarray) -> ValueSketch:

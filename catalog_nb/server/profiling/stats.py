@@ -29,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from catalog_nb.server.profiling import few
 from catalog_nb.server.profiling.inference import (
     Column,
     arrow_data_type,
@@ -105,6 +106,13 @@ def _nbytes(column: Column | pa.Array) -> int:
     return int(values.nbytes) if hasattr(values, "nbytes") else 0
 
 
+def _longest_bytes(texts: pa.Array) -> int:
+    """The length in bytes of the longest of some texts (0 when there are none)."""
+    if len(texts) <= few.FEW_ROWS:  # two Arrow calls cost more than a few encodings
+        return max((len(t.encode()) for t in texts.to_pylist() if t is not None), default=0)
+    return int(pc.max(pc.binary_length(texts)).as_py() or 0)
+
+
 def _as_naive_utc(value: Any) -> dt.datetime:
     if not isinstance(value, dt.datetime):
         return dt.datetime(value.year, value.month, value.day)
@@ -156,9 +164,15 @@ class ColumnAccumulator:
         """Fold one chunk in; returns the chunk's type (None when all of it is null)."""
         col = column if isinstance(column, Column) else Column(column)
         values = prepare_array(col.values)
+        fresh = self.value_count == 0
         self.value_count += len(values) - values.null_count
         if values.null_count == len(values):
             return None
+        if fresh and len(values) <= few.FEW_ROWS:
+            found = few.read_few(Column(values, col.infer, col.kind),
+                                 [v for v in values.to_pylist() if v is not None])
+            if found is not None:
+                return self._few(found)
         chunk_type, typed = self._chunk_type(col, values)
         self.type = join_types(self.type, chunk_type)
         if chunk_type in (DataType.LONG, DataType.DOUBLE):
@@ -178,6 +192,25 @@ class ColumnAccumulator:
             seen = self.value_count - (len(values) - values.null_count)
             repeats = seen > 0 and self.sketch.distinct_count() < DISTINCT_FIRST_SHARE * seen
             sketch_chunk(self.sketch, pc.unique(typed) if repeats else typed, chunk_type)
+        return chunk_type
+
+    def _few(self, found: few.FewChunk) -> DataType:
+        """:meth:`update`'s work on a fresh column's few values, read in Python (:mod:`.few`)."""
+        chunk_type = found.data_type
+        self.type = chunk_type
+        if found.numbers is not None:
+            self.num_min, self.num_max = min(found.numbers), max(found.numbers)
+            if found.total is not None:
+                self.num_sum += found.total
+                self.num_count += found.count
+        if found.texts is not None:
+            lengths = [len(text) for text in found.texts]
+            self.len_min, self.len_max = min(lengths), max(lengths)
+            self.text_min, self.text_max = min(found.texts), max(found.texts)
+        elif self.declared is None and chunk_type not in _NO_SAMPLE:
+            self.text_gap = True
+        if found.raws is not None and found.normalised is not None:
+            self.sketch.add_few_texts(found.raws, found.normalised)
         return chunk_type
 
     def _chunk_type(self, col: Column, values: pa.Array) -> tuple[DataType, pa.Array]:
@@ -347,9 +380,7 @@ class TableProfiler:
             values = (col.values.slice(0, len(rows)) if prefix else col.values.take(take))
             # Cut only when some value is longer (in bytes, read off the offsets) than the cut
             # in characters: cutting copies every value.
-            if pa.types.is_string(values.type) and (
-                (pc.max(pc.binary_length(values)).as_py() or 0) > SAMPLED_VALUE_CHARS
-            ):
+            if pa.types.is_string(values.type) and _longest_bytes(values) > SAMPLED_VALUE_CHARS:
                 values = pc.utf8_slice_codeunits(values, 0, SAMPLED_VALUE_CHARS)
             return values
 
@@ -386,7 +417,8 @@ class TableProfiler:
         self._sample.arrange(size)
 
         def result(name: str) -> FieldProfile:
-            sample = self._sample.values(name)
+            # one value-wise use: a one-part sample need not be copied (a wide document's)
+            sample = self._sample.values(name, as_stored=True)
             return self._columns[name].result(self.row_count, sample, size, was_sampled)
 
         # Long texts cost most to count and shape (values longer than 40 characters are cut).
