@@ -180,9 +180,11 @@ def test_a_role_taken_away_is_gone_in_every_worker_at_once(service: Service) -> 
 
 
 def _job_processes(pid: int, workers: set[int]) -> list[psutil.Process]:
-    """The job processes among a process's children (spawned, and not uvicorn's workers)."""
-    return [child for child in psutil.Process(pid).children()
-            if "spawn_main" in " ".join(child.cmdline()) and child.pid not in workers]
+    """A process's job processes: forked by the fork server it started (one of its children that
+    is not a uvicorn worker; see catalog_nb/server/job_process.py)."""
+    return [job for child in psutil.Process(pid).children() if child.pid not in workers
+            and "multiprocessing.forkserver" in " ".join(child.cmdline())
+            for job in child.children()]
 
 
 def test_jobs_queued_through_a_worker_run_in_the_one_runner(service: Service) -> None:

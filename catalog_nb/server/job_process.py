@@ -3,11 +3,12 @@
 Profiling and discovery are CPU-bound and much of them is Python. Run on threads of the service's
 process, they share its interpreter lock with the threads answering requests: a login that needs
 90 ms of CPU could take a second while a wide document was being profiled. Each worker of
-:class:`catalog_nb.server.jobs.JobRunner` therefore owns one child process (``spawn``: a fresh
-interpreter, no copied locks or connections), started on first use and kept for the next jobs
-(its imports and its sketch index stay warm). The worker thread sends the child a job key over a
-pipe and waits for the answer; the child runs :func:`catalog_nb.server.job_run.run_job` on its own
-store (its own connections to the same database) at a lower CPU priority.
+:class:`catalog_nb.server.jobs.JobRunner` therefore owns one child process (forked from a fork
+server that imported the job code once, see :data:`_CONTEXT`: no copied locks or connections),
+started on first use and kept for the next jobs (its sketch index stays warm). The worker
+thread sends the child a job key over a pipe and waits for the answer; the child runs
+:func:`catalog_nb.server.job_run.run_job` on its own store (its own connections to the same
+database) at a lower CPU priority.
 
 Stopping: the runner sets a shared event; the child's job sees it between two resources and goes
 back to QUEUED, as a thread's would. A child that does not answer within the stop timeout is
@@ -28,10 +29,12 @@ import os
 import threading
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from catalog_nb.server.allocators import keep_freed_memory
 from catalog_nb.server.settings import Settings
+
+if TYPE_CHECKING:  # ForkServerContext exists where fork does (not on Windows)
+    from multiprocessing.context import ForkServerContext, SpawnContext
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,16 @@ NICENESS = 10
 DIED_MESSAGE = ("The process running the job stopped unexpectedly (killed, or out of memory); "
                 "run the job again.")
 
-_CONTEXT = mp.get_context("spawn")
+#: Job processes are forked from a fork server (``forkserver``) that imported the job code once
+#: (:mod:`catalog_nb.server.job_imports`): spawned, each imported it again, about 2.5 s of CPU per
+#: process. The fork server is a fresh interpreter of its own, single-threaded and without
+#: connections, so a job process still inherits no lock and no connection of the service.
+_CONTEXT: ForkServerContext | SpawnContext = (
+    mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods()
+    else mp.get_context("spawn"))
+_PRELOAD = "catalog_nb.server.job_imports"
+if _CONTEXT.get_start_method() == "forkserver":
+    _CONTEXT.set_forkserver_preload([_PRELOAD])
 
 
 def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
@@ -51,14 +63,20 @@ def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
     store); the child applies the stored configuration before each job, as the parent's
     watcher does, returning a property whose stored value went to its ``startup`` value.
     """
-    # First, before profiling loads Arrow and Polars: their allocators read it when they load.
-    if not keep_freed_memory():
+    # Imported in the fork server already (or here, in a spawned process): it tells the
+    # allocators to keep freed memory before anything loads Arrow or Polars.
+    from catalog_nb.server.job_imports import (
+        ALLOCATORS_IN_TIME,
+        RuntimeConfig,
+        Store,
+        config_store,
+        run_job,
+        share_write_turns,
+    )
+
+    if not ALLOCATORS_IN_TIME:
         log.info("job process: Arrow or Polars loaded before the allocators were told to keep "
                  "freed memory; only glibc's settings apply")
-    from catalog_nb.server.job_run import run_job
-    from catalog_nb.server.runtime_config import RuntimeConfig
-    from catalog_nb.server.store import Store, share_write_turns
-    from catalog_nb.server.store import config as config_store
 
     if hasattr(os, "nice"):
         with contextlib.suppress(OSError):  # not allowed here: the priority stays
