@@ -9,6 +9,7 @@ relative, is resolved to the module it names. ``demo`` and ``cli`` may use both 
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -291,3 +292,17 @@ def test_services_never_import_routes_or_raise_http_errors() -> None:
     assert len(modules_under("server/services")) >= 3
     forbidden = ("catalog_nb.server.routes", "fastapi", "starlette")
     assert violations("server/services", forbidden) == []
+
+
+def test_the_notebook_session_alone_loads_no_picture_or_widget_library() -> None:
+    # The demo server imports the session module; matplotlib and ipywidgets cost it seconds.
+    probe = ("import sys, catalog_nb.notebook.session, catalog_nb.demo.run; "
+             "print(sorted({'matplotlib', 'ipywidgets'} & set(sys.modules)))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True, timeout=120).stdout.strip()
+    assert loaded == "[]"
+    names = ("import catalog_nb.notebook as nb; from catalog_nb.notebook import *; "
+             "print(callable(draw_lineage), nb.FacetSearch.__name__, "
+             "set(nb.__all__) <= set(dir(nb)))")
+    assert subprocess.run([sys.executable, "-c", names], capture_output=True, text=True,
+                          check=True, timeout=120).stdout.split() == ["True", "FacetSearch", "True"]

@@ -22,15 +22,32 @@ Example::
 
 from __future__ import annotations
 
-from catalog_nb.notebook.drawing import (
-    draw_join_graph,
-    draw_lineage,
-    draw_overlap_matrix,
-    draw_tag_coverage,
-    draw_tag_graph,
-)
-from catalog_nb.notebook.session import open_catalog
-from catalog_nb.notebook.widgets import FacetSearch
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from catalog_nb.notebook.drawing import (
+        draw_join_graph,
+        draw_lineage,
+        draw_overlap_matrix,
+        draw_tag_coverage,
+        draw_tag_graph,
+    )
+    from catalog_nb.notebook.session import open_catalog
+    from catalog_nb.notebook.widgets import FacetSearch
+
+#: Where each public name lives. They are imported on first use: the demo server and the job
+#: processes import ``catalog_nb.notebook.session`` alone, and matplotlib, networkx and
+#: ipywidgets (about 2 s of imports) are for the notebook's pictures and widgets only.
+_HOMES = {
+    "FacetSearch": "catalog_nb.notebook.widgets",
+    "draw_join_graph": "catalog_nb.notebook.drawing",
+    "draw_lineage": "catalog_nb.notebook.drawing",
+    "draw_overlap_matrix": "catalog_nb.notebook.drawing",
+    "draw_tag_coverage": "catalog_nb.notebook.drawing",
+    "draw_tag_graph": "catalog_nb.notebook.drawing",
+    "open_catalog": "catalog_nb.notebook.session",
+}
 
 __all__ = [
     "FacetSearch",
@@ -41,3 +58,16 @@ __all__ = [
     "draw_tag_graph",
     "open_catalog",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # once: the next lookup does not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
