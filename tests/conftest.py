@@ -297,7 +297,10 @@ def reaches_store(item: pytest.Item) -> bool:
     path = Path(str(item.path))
     if _opens_postgres(path):
         return True
-    if _CLIENT_SIDE & set(path.resolve().relative_to(_TESTS).parts[:1]):
+    resolved = path.resolve()
+    # A path outside tests/ is some test's own pytest run in a temporary folder.
+    if resolved.is_relative_to(_TESTS) and _CLIENT_SIDE & set(
+            resolved.relative_to(_TESTS).parts[:1]):
         return False
     return bool(BACKEND_FIXTURES & set(getattr(item, "fixturenames", ())))
 

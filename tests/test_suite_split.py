@@ -37,6 +37,14 @@ def test_the_client_and_notebook_tests_run_once_even_with_a_server(module: str) 
     assert not reaches_store(item)  # type: ignore[arg-type]
 
 
+def test_a_test_outside_the_suite_folder_is_judged_by_its_fixtures(tmp_path: Path) -> None:
+    # A test's own pytest run (tests/test_connections.py) collects modules in a temporary folder.
+    module = tmp_path / "test_inner.py"
+    module.write_text("def test_nothing():\n    pass\n")
+    assert reaches_store(Item(("make_server",), module))  # type: ignore[arg-type]
+    assert not reaches_store(Item(("tmp_path",), module))  # type: ignore[arg-type]
+
+
 def test_a_module_opening_postgresql_itself_runs_on_both_backends() -> None:
     assert reaches_store(Item((), HERE / "test_connections.py"))  # type: ignore[arg-type]
     assert reaches_store(Item((), HERE / "server/profiling/test_sql.py"))  # type: ignore[arg-type]
