@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from catalog_nb.server.profiling.inference import _DATE_START, Column
+from catalog_nb.server.profiling.inference import ASCII_BLANKS, DATE_START, Column
 from catalog_nb.server.profiling.model import DataType
 from catalog_nb.server.profiling.sketch import FEW_VALUES, value_text
 
@@ -30,8 +30,6 @@ FEW_ROWS = FEW_VALUES
 #: Integers a float64 holds exactly: Arrow refuses to cast larger ones, and sums of integers
 #: within it are exact whatever the order of the additions.
 _EXACT_FLOAT_INT = 2**53
-#: What Arrow's ASCII trimming strips (Python's ``strip()`` strips \x1c-\x1f too).
-ASCII_BLANKS = " \t\n\v\f\r"
 _SEPARATORS = frozenset("\x1c\x1d\x1e\x1f")
 #: Lower-cased substrings of the texts Arrow would read as a float or a boolean without a digit.
 _WORDS = ("nan", "inf", "true", "false")
@@ -64,7 +62,7 @@ def read_few(col: Column, present: list[Any]) -> FewChunk | None:
     if pa.types.is_string(arrow_type):
         return _texts(present, col.infer)
     if pa.types.is_boolean(arrow_type):
-        raws = ["true" if value else "false" for value in present]
+        raws = [str(value_text(value)) for value in present]
         return FewChunk(DataType.BOOLEAN, len(present), raws=raws, normalised=raws)
     if pa.types.is_integer(arrow_type):
         # Beyond it Arrow refuses the float cast, or may round the sum otherwise
@@ -86,7 +84,7 @@ def _texts(present: list[str], infer: str) -> FewChunk | None:
     # either way.
     if not all(text.isascii() and not _SEPARATORS.intersection(text) for text in present):
         return None
-    if infer == "temporal" and _DATE_START.match(present[0]):
+    if infer == "temporal" and DATE_START.match(present[0]):
         return None
     if infer == "all" and any(_may_be_typed(text) for text in present):
         return None
@@ -116,7 +114,7 @@ def few_texts(values: pa.Array, data_type: DataType) -> tuple[list[Any], list[st
     if pa.types.is_boolean(arrow_type):
         if data_type in (DataType.LONG, DataType.DOUBLE):
             return None
-        texts = ["true" if value else "false" for value in present]
+        texts = [str(value_text(value)) for value in present]
         return (present if data_type is DataType.BOOLEAN else texts), texts
     if pa.types.is_integer(arrow_type):
         if any(abs(value) > _EXACT_FLOAT_INT for value in present):

@@ -23,7 +23,10 @@ from catalog_nb.server.profiling.sketch import FEW_VALUES, value_text
 
 Inference = Literal["all", "temporal", "none"]
 
-_DATE_START = re.compile(r"\s*\d{4}-\d{2}-\d{2}")
+#: How a text that may be a date or a timestamp starts.
+DATE_START = re.compile(r"\s*\d{4}-\d{2}-\d{2}")
+#: What Arrow's ASCII trimming strips (Python's ``str.strip()`` strips \x1c-\x1f too).
+ASCII_BLANKS = " \t\n\v\f\r"
 
 
 @dataclass
@@ -182,7 +185,7 @@ def _ends(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
 
 
 _ASCII_BLANKS = np.zeros(256, dtype=bool)
-_ASCII_BLANKS[[9, 10, 11, 12, 13, 32]] = True
+_ASCII_BLANKS[[ord(blank) for blank in ASCII_BLANKS]] = True
 _ASCII_BLANKS[0x80:] = True  # a multi-byte character may be a Unicode blank: look closer
 
 
@@ -267,7 +270,7 @@ def infer_text(
             return DataType.STRING, values
     if so_far in (None, DataType.DATE, DataType.TIMESTAMP):
         first = next((v for v in trimmed.drop_null().slice(0, 1).to_pylist()), "")
-        if _DATE_START.match(first):
+        if DATE_START.match(first):
             for data_type, target in (
                 (DataType.DATE, pa.date32()),
                 (DataType.TIMESTAMP, pa.timestamp("us")),
