@@ -111,6 +111,10 @@ _ALL = (
     Property("profiling.sampleRows", "profile_sample_rows", "INTEGER",
              "Rows per resource the sample-based statistics read (counts see all rows).",
              100, 100_000_000),
+    Property("profiling.sparkMaster", "spark_master", "STRING",
+             "The Spark master PROFILE jobs with engine 'spark' run on: local[N], "
+             "spark://host:port or a Spark Connect URL sc://host:port.",
+             admin_only=True),  # a Spark Connect URL may carry a token
     Property("discovery.afterProfile", "discovery_after_profile", "BOOLEAN",
              "Whether each PROFILE job ends with tag discovery over what it profiled."),
     Property("discovery.minLearningScore", "discovery_min_learning_score", "DOUBLE",

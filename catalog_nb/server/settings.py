@@ -96,6 +96,11 @@ class Settings(BaseSettings):
         default=100_000, ge=100,
         description="Rows per resource that the sample-based statistics read (counts see all).",
     )
+    spark_master: str = Field(
+        default="local[*]", min_length=1,
+        description="Where PROFILE jobs with engine 'spark' run: local[N] (in the job process), "
+        "spark://host:port (a standalone cluster) or sc://host:port (Spark Connect).",
+    )
     job_heartbeat_seconds: float = Field(
         default=5.0, gt=0, description="How often a running job proves its worker is alive."
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -305,6 +305,14 @@ def _stats_dict(distinct: int, top: list[tuple[Any, int]],
     }
 
 
+class Picks(Protocol):
+    """What chooses a table profiler's sampled rows, chunk by chunk (:class:`Reservoir`)."""
+
+    def offer(self, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """Chunk-row indices to keep (ascending) and their slots."""
+        ...
+
+
 class Reservoir:
     """Algorithm R over a stream of rows: which rows of each chunk enter which slot.
 
@@ -337,6 +345,45 @@ class Reservoir:
         _, last = np.unique(all_slots[::-1], return_index=True)
         chosen = np.sort(len(all_slots) - 1 - last)
         return all_rows[chosen], all_slots[chosen]
+
+
+def plan_picks(capacity: int, counts: list[int], seed: int = SAMPLE_SEED
+               ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The rows a :class:`Reservoir` over parts of ``counts`` rows, read one after the other,
+    holds at the end: for each part, its row indices (ascending) and their slots.
+
+    Rows that a later row replaced are left out, so each slot is named once overall: a part
+    read on its own (the Spark engine) keeps only the rows of the final sample. The choice is
+    the reservoir's, which is the same however the stream is chunked.
+    """
+    reservoir = Reservoir(capacity, seed)
+    owner = np.full(capacity, -1, dtype=np.int64)  # slot -> part of its last write
+    position = np.zeros(capacity, dtype=np.int64)  # slot -> row of that part
+    for part, count in enumerate(counts):
+        rows, slots = reservoir.offer(count)
+        owner[slots] = part
+        position[slots] = rows
+    plans = []
+    for part in range(len(counts)):
+        slots = np.flatnonzero(owner == part)
+        rows = position[slots]
+        order = np.argsort(rows, kind="stable")
+        plans.append((rows[order], slots[order]))
+    return plans
+
+
+class PlannedPicks:
+    """:class:`Picks` of one part from :func:`plan_picks`: each chunk's share of its rows."""
+
+    def __init__(self, rows: np.ndarray, slots: np.ndarray) -> None:
+        self._rows, self._slots = rows, slots
+        self.seen = 0
+
+    def offer(self, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """The planned rows among the next ``n_rows`` (chunk-row indices) and their slots."""
+        start, self.seen = self.seen, self.seen + n_rows
+        low, high = np.searchsorted(self._rows, [start, self.seen])
+        return self._rows[low:high] - start, self._slots[low:high]
 
 
 class RowSample:
@@ -377,6 +424,17 @@ class RowSample:
                 joined = self._joined(parts)
                 self._values[name] = [joined if keep is None else joined.take(pa.array(keep))]
             self._slots, self._held = [slots], len(slots)
+
+    def merge(self, other: RowSample) -> None:
+        """Append ``other``'s writes after this sample's (its later writes win a slot)."""
+        for name in other._values:
+            self.add_column(name)
+        count = len(other._slots)
+        for name, parts in self._values.items():
+            parts.extend(other._values.get(name, [None] * count))
+        self._slots.extend(other._slots)
+        self._held += other._held
+        self._arranged = False
 
     def _plan(self) -> tuple[np.ndarray, np.ndarray | None]:
         """The slots held, ascending, and for each the position of its last write in the

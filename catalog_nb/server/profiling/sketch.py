@@ -342,7 +342,9 @@ class ValueSketch:
         if other.algorithm != self.algorithm:
             raise ValueError("cannot merge sketches of different algorithms")
         self.hashes = _smallest_distinct(np.concatenate([self.hashes, other.hashes]), self.k)
-        self._raw.update(other._raw)
+        # This sketch's raw text wins for a hash both hold: merged in stream order (the Spark
+        # engine's partitions), each hash keeps the first text seen, as one stream would.
+        self._raw = {**other._raw, **self._raw}
         limit = min(self.sample_limit, len(self.hashes))
         threshold = int(self.hashes[limit - 1]) if limit else -1
         self._raw = {h: t for h, t in self._raw.items() if h <= threshold}

@@ -45,6 +45,7 @@ from catalog_nb.server.profiling.model import DataType, FieldProfile
 from catalog_nb.server.profiling.sampling import (
     SAMPLE_SEED,
     SHOWN_CHARS,
+    Picks,
     Reservoir,
     RowSample,
     canonical_texts,
@@ -159,12 +160,13 @@ class ColumnAccumulator:
         self.len_max: int | None = None
         self.text_gap = False  # typed chunks whose texts were not looked at
         self.sketch = ValueSketch(k=sketch_k)
+        self._resumed = False  # continues rows read elsewhere (see :meth:`resume`)
 
     def update(self, column: Column | pa.Array) -> DataType | None:
         """Fold one chunk in; returns the chunk's type (None when all of it is null)."""
         col = column if isinstance(column, Column) else Column(column)
         values = prepare_array(col.values)
-        fresh = self.value_count == 0
+        fresh = self.value_count == 0 and not self._resumed
         self.value_count += len(values) - values.null_count
         if values.null_count == len(values):
             return None
@@ -193,6 +195,32 @@ class ColumnAccumulator:
             repeats = seen > 0 and self.sketch.distinct_count() < DISTINCT_FIRST_SHARE * seen
             sketch_chunk(self.sketch, pc.unique(typed) if repeats else typed, chunk_type)
         return chunk_type
+
+    def resume(self, data_type: DataType | None) -> None:
+        """Go on as if earlier rows, read elsewhere, had made the column ``data_type``: a chunk's
+        type is read in the light of the type so far (:func:`.inference.infer_text`), so a part
+        of a file profiled on its own (the Spark engine) must know it to read as one stream."""
+        self.type = data_type
+        self._resumed = data_type is not None
+
+    def merge(self, other: ColumnAccumulator) -> None:
+        """Fold in the statistics of the rows that follow this accumulator's (another part of
+        the same column, read elsewhere); the sum of means is added as one number (callers
+        that need the stream's exact float sum add the parts' chunk sums in order)."""
+        self.type = join_types(self.type, other.type)
+        self.value_count += other.value_count
+        self.num_min = _merge_min(self.num_min, other.num_min)
+        self.num_max = _merge_max(self.num_max, other.num_max)
+        self.num_sum += other.num_sum
+        self.num_count += other.num_count
+        self.time_min = _merge_min(self.time_min, other.time_min)
+        self.time_max = _merge_max(self.time_max, other.time_max)
+        self.text_min = _merge_min(self.text_min, other.text_min)
+        self.text_max = _merge_max(self.text_max, other.text_max)
+        self.len_min = _merge_min(self.len_min, other.len_min)
+        self.len_max = _merge_max(self.len_max, other.len_max)
+        self.text_gap = self.text_gap or other.text_gap
+        self.sketch.merge(other.sketch)
 
     def _few(self, found: few.FewChunk) -> DataType:
         """:meth:`update`'s work on a fresh column's few values, read in Python (:mod:`.few`)."""
@@ -327,18 +355,23 @@ class TableProfiler:
         declared: Mapping[str, tuple[DataType, bool | None]] | None = None,
         sketch_k: int = DEFAULT_K,
         seed: int = SAMPLE_SEED,
+        picks: Callable[[], Picks] | None = None,
     ) -> None:
         self.sample_rows = sample_rows
         self._initial = dict(declared or {})
         self._sketch_k = sketch_k
         self._seed = seed
+        #: which rows enter the sample: a fresh reservoir by default; the Spark engine passes
+        #: the rows a reservoir over the whole stream chose in its part (:class:`.PlannedPicks`)
+        self._picks = picks
         self.reset()
 
     def reset(self) -> None:
         """Forget every row fed (to read the same data again another way)."""
         self.row_count = 0
         self._declared = dict(self._initial)
-        self._reservoir = Reservoir(self.sample_rows, self._seed)
+        self._reservoir: Picks = (Reservoir(self.sample_rows, self._seed) if self._picks is None
+                                  else self._picks())
         self._columns: dict[str, ColumnAccumulator] = {}
         self._sample = RowSample(self.sample_rows)
         #: the keys :meth:`fields` inferred (:mod:`.keys`)
@@ -360,6 +393,30 @@ class TableProfiler:
         if data_type is not None:
             self._declared[name] = (data_type, nullable)
         self._column(name)
+
+    def resume(self, types: Mapping[str, DataType]) -> None:
+        """Go on after rows read elsewhere that gave these columns these types (see
+        :meth:`ColumnAccumulator.resume`); the columns are made now, in this order."""
+        for name, data_type in types.items():
+            self._column(name).resume(data_type)
+
+    def merge(self, other: TableProfiler) -> None:
+        """Fold in a profiler of the rows that follow this one's (the Spark engine's parts, in
+        stream order): columns in order of first appearance, statistics merged, the sample's
+        writes appended after this one's (``other`` must have chosen its rows from the same
+        stream: see :class:`.PlannedPicks`)."""
+        for name, accumulator in other._columns.items():
+            if name in self._columns:
+                self._columns[name].merge(accumulator)
+            else:
+                self._columns[name] = accumulator
+                self._sample.add_column(name)
+        self._sample.merge(other._sample)
+        self.row_count += other.row_count
+
+    def column(self, name: str) -> ColumnAccumulator:
+        """The accumulator of a column seen so far (KeyError when it was not)."""
+        return self._columns[name]
 
     def add_chunk(self, columns: Mapping[str, Column | pa.Array], n_rows: int) -> None:
         """Fold a chunk of ``n_rows`` rows in (each column holds ``n_rows`` values)."""
