@@ -134,6 +134,14 @@ class JobType(StrEnum):
     DISCOVER = "DISCOVER"
 
 
+class JobEngine(StrEnum):
+    """What computes a PROFILE job's statistics (catalog_nb extra, issue 16): the service's own
+    processes, or Apache Spark (``CATALOG_SPARK_MASTER``). Both give the same profile."""
+
+    LOCAL = "local"
+    SPARK = "spark"
+
+
 class JobState(StrEnum):
     QUEUED = "QUEUED"
     RUNNING = "RUNNING"

@@ -60,6 +60,8 @@ JOB_COLUMNS: tuple[Column, ...] = (
     Column("resources_failed", "int", "counts.errors"),
     Column("errors", "list"),
     Column("message", "string"),
+    Column("engine", "string"),
+    Column("worker", "string"),
     Column("requested_by", "string", "requestedBy"),
     Column("requested", "time", "timeOfCreation"),
     Column("started", "time", "startTime"),
@@ -136,7 +138,8 @@ class JobsMixin(CatalogPart):
         Columns: key, job_type, source, source_key, resource_path, state, progress (0..1),
         total, done, resources_created, resources_updated, resources_unchanged,
         resources_skipped, resources_failed, errors (list of ``{path, message}``), message,
-        requested_by, requested, started, ended (UTC datetimes). At most ``limit`` rows
+        engine (``local`` or ``spark``), worker (the process that ran it), requested_by,
+        requested, started, ended (UTC datetimes). At most ``limit`` rows
         (1..1000); a :class:`TruncatedResultWarning` says when there are more.
 
         Example::
@@ -205,6 +208,7 @@ class JobsMixin(CatalogPart):
         source: SourceRef,
         path: str | None = None,
         *,
+        engine: str | contract.JobEngine | None = None,
         wait: bool = True,
         timeout: float | None = None,
         progress: bool | None = None,
@@ -216,7 +220,7 @@ class JobsMixin(CatalogPart):
         Posts a PROFILE job (it browses first; unchanged resources are skipped). With ``wait``
         it follows the job with a progress bar until it ends and returns the final job as a
         Series (see :meth:`job`; ``as_frame=False``: the JSON); without, it returns the job
-        as queued.
+        as queued. ``engine``: ``"local"`` or ``"spark"`` (None: the data source's default).
 
         Raises:
             JobFailedError: the job ended FAILED (``exc.message`` says why, ``exc.job`` is it).
@@ -227,11 +231,13 @@ class JobsMixin(CatalogPart):
 
             cat.profile("demo_files")
             cat.profile("demo_files", "sales/orders", timeout=600)
+            cat.profile("lake", engine="spark")
         """
         return self.run_job(
             contract.JobType.PROFILE,
             source,
             path,
+            engine=engine,
             wait=wait,
             timeout=timeout,
             progress=progress,
@@ -245,17 +251,20 @@ class JobsMixin(CatalogPart):
         source: SourceRef,
         path: str | None = None,
         *,
+        engine: str | contract.JobEngine | None = None,
         wait: bool = True,
         timeout: float | None = None,
         progress: bool | None = None,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
         as_frame: bool = True,
     ) -> pd.Series | dict[str, Any]:
-        """Post a job of ``job_type`` (BROWSE, PROFILE...) and optionally wait for it."""
+        """Post a job of ``job_type`` (BROWSE, PROFILE...) and optionally wait for it
+        (``engine``: what computes a PROFILE job, see :meth:`profile`)."""
         if timeout is not None and timeout < 0:
             raise ValueError("timeout must not be negative")
         job: dict[str, Any] = self.api.create_job(
-            str(job_type).upper(), self._source_key_of(source), path
+            str(job_type).upper(), self._source_key_of(source), path,
+            None if engine is None else str(engine).lower(),
         )
         if wait:
             job = self.wait_for_job(

@@ -42,6 +42,8 @@ SOURCES = [
             "workUnit": None,
             "workTotal": None,
             "workDone": None,
+            "engine": "local",
+            "worker": None,
         },
         "timeOfCreation": 1704067200000,
         "timeOfLastChange": 1704067200000,

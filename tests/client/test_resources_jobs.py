@@ -49,6 +49,8 @@ def job_json(state: str = "QUEUED", **overrides: Any) -> dict[str, Any]:
         "workUnit": None,
         "workTotal": None,
         "workDone": None,
+        "engine": "local",
+        "worker": None,
     }
     job.update(overrides)
     return job

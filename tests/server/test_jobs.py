@@ -72,6 +72,7 @@ def test_a_browse_job_is_queued_runs_and_reports(boss: Http, source: dict[str, A
     assert done["counts"]["created"] == 3 and done["errors"] == []
     assert done["startTime"] >= done["timeOfCreation"] and done["endTime"] >= done["startTime"]
     assert "3 resources (3 new" in done["message"]
+    assert queued["engine"] == done["engine"] == "local" and queued["worker"] is None
     again = run_http_job(boss, source["key"], "BROWSE")
     assert again["counts"]["unchanged"] == 3 and again["counts"]["created"] == 0
     events = [e for e in audit_search(boss, action="RUN_JOB", objectType="JOB")
@@ -104,6 +105,10 @@ def test_jobs_are_listed_newest_first_and_filtered(boss: Http, source: dict[str,
         ({"jobType": "EXPLODE"}, "INVALID_PAYLOAD", "jobType"),
         ({"jobType": "PROFILE", "state": "SUCCEEDED"}, "INVALID_PAYLOAD", "state"),
         ({"jobType": "PROFILE", "color": 1}, "INVALID_PAYLOAD", "color"),
+        ({"jobType": "BROWSE", "engine": "spark"}, "INVALID_PAYLOAD", "PROFILE job"),
+        ({"jobType": "DISCOVER", "engine": "local"}, "INVALID_PAYLOAD", "PROFILE job"),
+        ({"jobType": "PROFILE", "engine": "hadoop"}, "INVALID_PAYLOAD", "engine"),
+        ({"jobType": "PROFILE", "worker": "me"}, "INVALID_PAYLOAD", "worker"),
     ],
 )
 def test_bad_job_requests_are_refused_and_create_no_job(

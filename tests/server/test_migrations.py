@@ -16,8 +16,9 @@ from tests.conftest import TEST_APPLICATION
 def test_a_version_3_store_gets_byte_progress_columns_and_keeps_its_jobs(store_url: str) -> None:
     with Store(store_url, application_name=TEST_APPLICATION) as store:
         store.migrate()
-        with store.write() as conn:  # the store as version 3 left it: no work_* columns
-            for column in ("work_unit", "work_total", "work_done"):
+        with store.write() as conn:  # the store as version 3 left it: no work_* columns (nor
+            # version 15's engine and worker)
+            for column in ("work_unit", "work_total", "work_done", "engine", "worker"):
                 conn.exec_driver_sql(f"ALTER TABLE jobs DROP COLUMN {column}")
             conn.execute(delete(schema_version).where(schema_version.c.version > 3))
             conn.execute(insert(data_sources).values(
@@ -34,6 +35,7 @@ def test_a_version_3_store_gets_byte_progress_columns_and_keeps_its_jobs(store_u
             versions = conn.execute(select(schema_version.c.version)).scalars().all()
         assert {"work_unit", "work_total", "work_done"} <= names
         assert (row["done"], row["work_unit"], row["work_total"]) == (3, None, None)
+        assert (row["engine"], row["worker"]) == ("local", None)
         assert sorted(versions)[-1] == LATEST
 
 

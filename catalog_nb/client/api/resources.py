@@ -47,12 +47,15 @@ class ResourcesApi(RawCalls):
     # -- jobs ----------------------------------------------------------------------------------
 
     def create_job(
-        self, job_type: str, data_source_key: str, resource_path: str | None = None
+        self, job_type: str, data_source_key: str, resource_path: str | None = None,
+        engine: str | None = None,
     ) -> JSON:
-        """``POST /job {jobType, dataSourceKey, resourcePath?}`` -> the Job (201)."""
+        """``POST /job {jobType, dataSourceKey, resourcePath?, engine?}`` -> the Job (201)."""
         body: dict[str, Any] = {"jobType": str(job_type), "dataSourceKey": data_source_key}
         if resource_path is not None:
             body["resourcePath"] = resource_path
+        if engine is not None:
+            body["engine"] = str(engine)
         return self.http.request("POST", "/job", json=body)
 
     def list_jobs(

@@ -20,6 +20,7 @@ from catalog_nb.contract import (
     AuditAction,
     AuditObjectType,
     ErrorCode,
+    JobEngine,
     JobState,
     JobType,
 )
@@ -71,8 +72,16 @@ def create_job(body: JobCreate, request: Request, caller: CallerDep, store: Stor
                 "resourcePath limits PROFILE and DISCOVER jobs only; a BROWSE job always reads "
                 "the whole data source.", ErrorCode.INVALID_PAYLOAD,
             )
+        if body.engine is not None and body.job_type is not JobType.PROFILE:
+            raise BadRequest(
+                f"engine chooses what profiles a PROFILE job; a {body.job_type.value} job "
+                "always runs in the service's own processes.", ErrorCode.INVALID_PAYLOAD,
+            )
+        # A source's default engine (catalog_nb extra) applies to its PROFILE jobs only.
+        engine = str(body.engine or source.get("engine") or JobEngine.LOCAL) \
+            if body.job_type is JobType.PROFILE else JobEngine.LOCAL.value
         job = job_store.create(w.conn, body.job_type.value, source_key, path or None,
-                               caller.name)
+                               caller.name, engine)
         w.target(job["key"], f"{body.job_type.value} {source['name']}")
         w.message = f"resourcePath {path}" if path else None
     runner: JobRunner | None = request.app.state.jobs

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from catalog_nb.contract import JobType
+from catalog_nb.contract import JobEngine, JobType
 from catalog_nb.server.schemas.common import Payload, Wire
 from catalog_nb.server.store.jobs import COUNT_NAMES
 
@@ -16,13 +16,16 @@ class JobCreate(Payload):
 
     read_only = frozenset(
         {"key", "state", "progress", "total", "done", "workUnit", "workTotal", "workDone",
-         "counts", "errors", "message",
+         "counts", "errors", "message", "worker",
          "requestedBy", "timeOfCreation", "startTime", "endTime", "dataSourceName"}
     )
 
     job_type: JobType
     data_source_key: str = Field(min_length=1, max_length=200)
     resource_path: str | None = Field(default=None, max_length=4096)
+    #: catalog_nb extra: what computes a PROFILE job; absent, the data source's default engine
+    #: (``local`` unless the source says otherwise). Only PROFILE jobs take one.
+    engine: JobEngine | None = None
 
 
 class JobError(Wire):
@@ -47,6 +50,10 @@ class JobOut(Wire):
     work_total: int | None
     work_done: int | None
     counts: dict[str, int]
+    #: catalog_nb extras: what computed the job (``local`` or ``spark``) and the name of the
+    #: worker process that ran it (None while QUEUED, and for jobs older than workers).
+    engine: str
+    worker: str | None
     errors: list[JobError]
     message: str | None
     requested_by: str | None
@@ -75,6 +82,8 @@ def job_out(row: dict[str, Any]) -> JobOut:
         work_total=row.get("work_total"),
         work_done=row.get("work_done"),
         counts=counts,
+        engine=row.get("engine") or JobEngine.LOCAL.value,
+        worker=row.get("worker"),
         errors=[JobError(path=e.get("path"), message=str(e.get("message")))
                 for e in row.get("errors") or []],
         message=row["message"],

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, insert, select, update
 
-from catalog_nb.contract import ErrorCode, JobState
+from catalog_nb.contract import ErrorCode, JobEngine, JobState
 from catalog_nb.server.errors import NotFound
 from catalog_nb.server.store.common import new_key, now_ms
 from catalog_nb.server.store.schema import data_sources, jobs
@@ -35,9 +35,9 @@ def _query() -> Any:
 
 def create(
     conn: Connection, job_type: str, source_key: str, resource_path: str | None,
-    requested_by: str | None,
+    requested_by: str | None, engine: str = JobEngine.LOCAL.value,
 ) -> dict[str, Any]:
-    """Persist a new QUEUED job and return it."""
+    """Persist a new QUEUED job (``engine``: what computes a PROFILE job) and return it."""
     now = now_ms()
     key = new_key()
     conn.execute(
@@ -45,7 +45,8 @@ def create(
             key=key, job_type=job_type, data_source_key=source_key, resource_path=resource_path,
             state=JobState.QUEUED.value, progress=0.0, total=None, done=0,
             counts=empty_counts(), errors=[], message=None, requested_by=requested_by,
-            started_ms=None, finished_ms=None, created_ms=now, changed_ms=now,
+            engine=engine, worker=None, started_ms=None, finished_ms=None, created_ms=now,
+            changed_ms=now,
         )
     )
     return get(conn, key)

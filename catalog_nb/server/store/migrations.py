@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, func, inspect, select
 
+from catalog_nb.contract import MAX_NAME_LENGTH
 from catalog_nb.server.search.facets import FIELD_TYPE_BITS
 from catalog_nb.server.store import facet_cells
 from catalog_nb.server.store.maintenance import analyze
@@ -161,6 +162,14 @@ def uncompressed_results(conn: Connection) -> None:
             "ALTER TABLE stored_searches ALTER COLUMN ordered SET STORAGE EXTERNAL")
 
 
+def _job_engine_and_worker(conn: Connection) -> None:
+    present = {c["name"] for c in inspect(conn).get_columns("jobs")}
+    for column in ("engine VARCHAR(16) DEFAULT 'local' NOT NULL",
+                   f"worker VARCHAR({MAX_NAME_LENGTH})"):
+        if column.split()[0] not in present:
+            conn.exec_driver_sql(f"ALTER TABLE jobs ADD COLUMN {column}")
+
+
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
@@ -186,6 +195,8 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
      _documents_never_reuse_ids),
     (14, "stored search results found by session and state without reading them",
      _results_by_state),
+    (15, "jobs: the engine of a PROFILE job (local or spark) and the worker that ran it",
+     _job_engine_and_worker),
 ]
 
 LATEST = MIGRATIONS[-1][0]

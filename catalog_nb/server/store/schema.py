@@ -405,6 +405,9 @@ jobs = Table(
     Column("errors", JSON, nullable=False),
     Column("message", Text),
     Column("requested_by", String(MAX_NAME_LENGTH)),
+    # what computes a PROFILE job (local | spark) and who ran the job (a worker's name)
+    Column("engine", String(16), nullable=False, server_default="local"),
+    Column("worker", String(MAX_NAME_LENGTH)),
     Column("started_ms", BigInteger),
     Column("finished_ms", BigInteger),
     *_times(),
