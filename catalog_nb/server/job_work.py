@@ -49,9 +49,10 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from catalog_nb.contract import JobType, ResourceType, SourceType
+from catalog_nb.contract import JobEngine, JobType, ResourceType, SourceType
 from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.job_discovery import MAX_ERRORS, DiscoverySteps, JobFailed, JobStopped
+from catalog_nb.server.job_spark import profile_on_spark
 from catalog_nb.server.profiling import (
     ProfilingError,
     ResourceProfile,
@@ -425,6 +426,8 @@ class ClaimedJob(DiscoverySteps):
 
     def _profile(self, target: ResourceProfile, on_read: ReadProgress) -> ResourceProfile:
         rows = self.settings.profile_sample_rows
+        if self._is_file and self.job.get("engine") == JobEngine.SPARK.value:
+            return profile_on_spark(self.settings, self.folder, target, rows, on_read)
         try:
             if self._is_file:
                 assert self.folder is not None

@@ -56,8 +56,8 @@ def spark_session(master: str, *, conf: dict[str, str] | None = None) -> SparkSe
     with _lock:
         if _current is not None and _current[0] == master:
             return _current[1]
+        check_reachable(master)  # first: a master that is down leaves the current session be
         stop_session()
-        check_reachable(master)
         session = _build(master, conf or {})
         _current = (master, session)
         return session
