@@ -4,6 +4,8 @@ Examples::
 
     catalog-nb serve --port 8765 --data-dir ~/.catalog_nb
     catalog-nb serve --workers 2                # one process per core
+    catalog-nb serve --no-jobs --db-url URL     # a replica that only answers requests
+    catalog-nb worker --db-url URL --jobs 2     # runs the jobs queued in that store
     catalog-nb user create ana --role Analyst --email ana@example.org
     echo 'a-long-password' | catalog-nb user set-password ana --password-stdin
     catalog-nb user list
@@ -96,13 +98,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise SystemExit("error: --workers takes a number of processes, 1 or more.")
     print(f"Serving the catalog on http://{args.host}:{args.port}/api/v2 "
           f"(store: {settings.store_url.split('@')[-1]}"
-          f"{f', {args.workers} worker processes' if args.workers > 1 else ''})", flush=True)
+          f"{f', {args.workers} worker processes' if args.workers > 1 else ''}"
+          f"{'; no jobs: catalog-nb worker runs them' if args.no_jobs else ''})", flush=True)
     if args.workers > 1:
         from catalog_nb.server.serving import serve
 
         try:
             serve(settings, host=args.host, port=args.port, workers=args.workers,
-                  log_level=args.log_level)
+                  log_level=args.log_level, run_jobs=not args.no_jobs)
         except ValueError as exc:
             raise SystemExit(f"error: {exc}") from exc
         return 0
@@ -110,7 +113,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from catalog_nb.server.app import create_app
 
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level)
+    uvicorn.run(create_app(settings, run_jobs=not args.no_jobs), host=args.host, port=args.port,
+                log_level=args.log_level)
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Run jobs from the store beside the service (``server/worker.py``) until stopped."""
+    import logging
+
+    # Not the job runner's module: a store that cannot be used is refused before the profiling
+    # libraries load.
+    from catalog_nb.server.worker import WorkerError, default_worker_name, run_worker
+
+    settings = _settings(args)
+    jobs = settings.job_workers if args.jobs is None else args.jobs
+    if not 1 <= jobs <= 32:
+        raise SystemExit("error: --jobs takes a number of jobs at once, 1 to 32.")
+    if args.poll_seconds <= 0:
+        raise SystemExit("error: --poll-seconds takes a positive number of seconds.")
+    name = args.name or default_worker_name()
+    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s [%(process)d] %(message)s")
+    try:
+        run_worker(settings, jobs=jobs, name=name, poll_seconds=args.poll_seconds)
+    except WorkerError as exc:
+        raise SystemExit(f"error: {exc}") from exc
     return 0
 
 
@@ -295,14 +323,42 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the catalog service")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--log-level", default="info")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
+    serve.add_argument("--log-level", default="info",
+                       help="uvicorn's log level: debug, info, warning... (default info)")
     serve.add_argument("--workers", type=int, default=1, metavar="N",
                        help="worker processes answering requests (default 1); the job runner "
                        "then runs once, in the supervising process")
+    serve.add_argument("--no-jobs", action="store_true",
+                       help="run no jobs in this service (default: jobs run in it, "
+                       "CATALOG_JOB_WORKERS at once): POST /job leaves each job QUEUED in the "
+                       "store for a 'catalog-nb worker'; for replicas sharing one PostgreSQL")
     _store_options(serve)
     serve.set_defaults(func=cmd_serve)
+
+    worker = sub.add_parser(
+        "worker", help="run queued jobs beside the service, in this process",
+        description="Run the jobs queued in the store of a catalog service (on this machine or "
+        "another), beside 'catalog-nb serve' (or its '--no-jobs' replicas): each job is claimed "
+        "once by one worker, its name is recorded in the job, and its heartbeat lets any live "
+        "worker or service fail the jobs of a worker that died. SIGTERM or SIGINT stops it; its "
+        "running jobs go back to QUEUED. Never creates a store.",
+    )
+    worker.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="jobs run at once, each in a process of its own (default: "
+                        "CATALOG_JOB_WORKERS, 2)")
+    worker.add_argument("--name", default=None,
+                        help="name recorded in the 'worker' of each job it runs (default: "
+                        "hostname:pid)")
+    worker.add_argument("--poll-seconds", type=float, default=0.5, metavar="S",
+                        help="how often an idle worker looks for a queued job (default 0.5)")
+    worker.add_argument("--log-level", default="info",
+                        help="log level: debug, info, warning... (default info: a line per "
+                        "job)")
+    _store_options(worker)
+    worker.set_defaults(func=cmd_worker)
 
     user = sub.add_parser("user", help="manage users directly in the store")
     user_sub = user.add_subparsers(dest="user_command", required=True)

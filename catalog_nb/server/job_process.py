@@ -13,7 +13,9 @@ database) at a lower CPU priority.
 Stopping: the runner sets a shared event; the child's job sees it between two resources and goes
 back to QUEUED, as a thread's would. A child that does not answer within the stop timeout is
 terminated. A child that dies (killed, out of memory) fails its job at once with a message, and
-the worker starts a new child for the next job.
+the worker starts a new child for the next job. A child whose runner's process dies (a
+``catalog-nb worker`` killed with SIGKILL) dies with it (:func:`_watch_lifeline`): left running,
+it would go on writing a job that another worker's stale sweep has already failed.
 
 Writes take turns across the processes: SQLite's lock is not fair, and a child writing in
 back-to-back batches would keep a login of the service waiting; the service and its children
@@ -55,9 +57,25 @@ if _CONTEXT.get_start_method() == "forkserver":
     _CONTEXT.set_forkserver_preload([_PRELOAD])
 
 
+def _watch_lifeline(lifeline: Connection) -> None:
+    """End this process at once when the runner's process is gone (a daemon thread's loop).
+
+    The runner keeps the other end of ``lifeline`` open and never writes to it: a read ends
+    only when every copy of that end is closed, that is when the runner's process has ended,
+    however it ended (a ``catalog-nb worker`` killed with SIGKILL). The fork server cannot be
+    relied on for this: it lives while any of its job processes does. Exiting without a word
+    leaves the job's open transaction uncommitted (rolled back by the database) and the job
+    RUNNING, for the stale sweep of a live worker or service to fail.
+    """
+    with contextlib.suppress(EOFError, OSError):
+        lifeline.recv_bytes()
+    os._exit(1)
+
+
 def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
-           startup: dict[str, Any], stop: Event, turns: Any) -> None:
-    """The child's loop: run each job key received, answer with its final state.
+           startup: dict[str, Any], stop: Event, turns: Any, lifeline: Connection) -> None:
+    """The child's loop: run each job received (``(key, worker, claimed)``, see
+    :meth:`JobProcess.run`), answer with its final state.
 
     The parent's settings change at run time (``PUT /config``, or another process through the
     store); the child applies the stored configuration before each job, as the parent's
@@ -78,6 +96,8 @@ def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
         log.info("job process: Arrow or Polars loaded before the allocators were told to keep "
                  "freed memory; only glibc's settings apply")
 
+    threading.Thread(target=_watch_lifeline, args=(lifeline,), name="catalog-job-lifeline",
+                     daemon=True).start()
     if hasattr(os, "nice"):
         with contextlib.suppress(OSError):  # not allowed here: the priority stays
             os.nice(NICENESS)
@@ -90,15 +110,17 @@ def _serve(pipe: Connection, url: str, busy_timeout: float, settings: Settings,
     try:
         while True:
             try:
-                key = pipe.recv()
+                order = pipe.recv()
             except (EOFError, OSError):
                 return  # the service is gone
-            if key is None:
+            if order is None:
                 return
+            key, worker, claimed = order
             try:
                 with store.read() as conn:
                     runtime.refresh(config_store.stored(conn))
-                final = run_job(store, settings, str(key), should_stop=stop.is_set)
+                final = run_job(store, settings, str(key), should_stop=stop.is_set,
+                                worker=worker, claimed=claimed)
                 pipe.send(None if final is None else str(final["state"]))
             except Exception as exc:  # run_job ends jobs itself; this is the store failing
                 log.exception("job %s failed in its process", key)
@@ -115,23 +137,28 @@ class JobProcess:
         self._args = (url, busy_timeout, settings, startup, stop, turns)
         self._process: Any = None
         self._pipe: Connection | None = None
+        #: The end of the child's lifeline this process keeps open (see _watch_lifeline).
+        self._lifeline: Connection | None = None
         self._reaping = threading.Lock()
 
     def _start(self) -> Connection:
         parent, child = _CONTEXT.Pipe()
-        self._process = _CONTEXT.Process(target=_serve, args=(child, *self._args),
+        theirs, ours = _CONTEXT.Pipe(duplex=False)
+        self._process = _CONTEXT.Process(target=_serve, args=(child, *self._args, theirs),
                                          name="catalog-nb-job", daemon=True)
         self._process.start()
         child.close()
-        self._pipe = parent
+        theirs.close()
+        self._pipe, self._lifeline = parent, ours
         return parent
 
-    def run(self, key: str) -> bool:
-        """Run job ``key`` in the child; False when the child died on it."""
+    def run(self, key: str, *, worker: str | None = None, claimed: bool = False) -> bool:
+        """Run job ``key`` in the child (``worker`` and ``claimed`` as for
+        :func:`~catalog_nb.server.job_run.run_job`); False when the child died on it."""
         pipe = self._pipe if self._alive() else self._start()
         assert pipe is not None
         try:
-            pipe.send(key)
+            pipe.send((key, worker, claimed))
             pipe.recv()
             return True
         except (EOFError, OSError):
@@ -150,13 +177,14 @@ class JobProcess:
         # Both the worker (its child died under it) and the stopping thread (it terminated the
         # child) reap: whichever comes first takes the handles, so nothing is closed twice.
         with self._reaping:
-            process, pipe = self._process, self._pipe
-            self._process = self._pipe = None
+            process, pipe, lifeline = self._process, self._pipe, self._lifeline
+            self._process = self._pipe = self._lifeline = None
         if process is not None:
             process.join(timeout=5)
-        if pipe is not None:
-            with contextlib.suppress(OSError):
-                pipe.close()
+        for end in (pipe, lifeline):
+            if end is not None:
+                with contextlib.suppress(OSError):
+                    end.close()
 
     def close(self, timeout: float) -> None:
         """Ask the child to end after its job, wait up to ``timeout``, then terminate it."""

@@ -39,18 +39,31 @@ def run_job(
     enforce_roots: bool = True,
     should_stop: Callable[[], bool] = lambda: False,
     on_progress: ProgressHook | None = None,
+    worker: str | None = None,
+    claimed: bool = False,
 ) -> dict[str, Any] | None:
     """Claim and run the QUEUED job ``key`` to its end; returns its final row.
 
-    Returns None when the job was not QUEUED (another worker has it), and the QUEUED row again
-    when ``should_stop`` asked the job to stop. Never raises for a failing source or resource:
-    the job ends FAILED with a message instead.
+    ``worker`` names who runs it (the job's ``worker`` column). ``claimed``: the caller claimed
+    the job already (``catalog-nb worker`` claims the next job and runs it in one step,
+    ``store.jobs.claim_next``); it is run if still RUNNING.
+
+    Returns None when the job was not QUEUED (another worker has it; with ``claimed``, when it is
+    no longer RUNNING: a stale sweep took it), and the QUEUED row again when ``should_stop``
+    asked the job to stop. Never raises for a failing source or resource: the job ends FAILED
+    with a message instead.
     """
     with store.write() as conn:
-        if not job_store.claim(conn, key):
-            return None
-        job = job_store.get(conn, key)
-    log.info("job %s: %s of data source %s started", key, job["job_type"], job["data_source_name"])
+        if claimed:
+            job = job_store.find(conn, key)
+            if job is None or job["state"] != JobState.RUNNING.value:
+                return None
+        else:
+            if not job_store.claim(conn, key, worker):
+                return None
+            job = job_store.get(conn, key)
+    log.info("job %s: %s of data source %s started%s", key, job["job_type"],
+             job["data_source_name"], f" by {worker}" if worker else "")
     run = ClaimedJob(store, settings, job, enforce_roots=enforce_roots, should_stop=should_stop,
                on_progress=on_progress)
     state = JobState.SUCCEEDED

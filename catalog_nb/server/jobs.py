@@ -2,7 +2,9 @@
 
 :func:`run_job` runs one job to its end (the service's workers and ``catalog-nb profile`` share
 it); :class:`JobRunner` is the service's small pool of worker threads, started and stopped by the
-application's lifespan.
+application's lifespan, and the whole of a ``catalog-nb worker`` (``server/worker.py``), which
+runs it with ``claims=True``: its threads claim the next runnable job from the store instead of
+taking the jobs handed to :meth:`JobRunner.submit`.
 
 What a job does is in :mod:`catalog_nb.server.job_work`; :func:`run_job` itself in
 :mod:`catalog_nb.server.job_run`.
@@ -34,8 +36,10 @@ from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store, share_write_turns, staging
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store.common import now_ms
+from catalog_nb.server.worker import default_worker_name
 
-__all__ = ["REQUEUED_MESSAGE", "STALE_MESSAGE", "JobRunner", "heartbeat", "run_job"]
+__all__ = ["REQUEUED_MESSAGE", "STALE_MESSAGE", "JobRunner", "default_worker_name", "heartbeat",
+           "run_job"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +71,8 @@ def heartbeat(store: Store, key: str, seconds: float) -> Iterator[None]:
 
 #: How long a worker may take to record its job once its child process is gone.
 CHILD_GONE_SECONDS = 5.0
+#: How often an idle thread of a claiming runner (``claims=True``) looks for a job, by default.
+CLAIM_POLL_SECONDS = 0.5
 
 
 class JobRunner:
@@ -83,17 +89,28 @@ class JobRunner:
     threads (each worker and the heartbeat, one nested connection each at most), so an idle
     runner keeps few connections open. It looks for jobs a dead process left behind at
     start-up and every ``job_stale_seconds / 2``.
+
+    With ``claims=True`` (``catalog-nb worker``, several of which may share a store with
+    ``serve --no-jobs`` replicas) nothing is submitted: each free thread claims the oldest
+    QUEUED job whose source has no job RUNNING anywhere (``store.jobs.claim_next``, with
+    ``FOR UPDATE SKIP LOCKED`` on PostgreSQL), so the one-job-per-source rule holds across every
+    process sharing the store.
     """
 
     def __init__(self, store: Store, settings: Settings,
                  startup: Mapping[str, Any] | None = None, *, turns: Any | None = None,
-                 poll_seconds: float | None = None) -> None:
+                 poll_seconds: float | None = None, name: str | None = None,
+                 claims: bool = False) -> None:
         """``startup``: the configuration properties' start-up values
         (``RuntimeConfig.startup``), which job processes return to when a stored value goes.
         ``turns``: the write-turn counter of the service's processes (``serving.serve`` makes
         one for all its workers), else the runner makes its own. ``poll_seconds``: also take
         every QUEUED job found in the store this often (jobs queued by other processes: the
-        workers of ``serve --workers N``), not only those given to :meth:`submit`."""
+        workers of ``serve --workers N``), not only those given to :meth:`submit`; with
+        ``claims``, how often an idle thread looks for a job to claim (default
+        :data:`CLAIM_POLL_SECONDS`). ``name``: recorded in the ``worker`` column of the jobs
+        this runner runs (default :func:`default_worker_name`). ``claims``: see the class
+        docstring."""
         threads = settings.job_workers + 1
         # An in-memory database exists only in the store that made it: the runner shares it.
         self._own_store = not store.in_memory
@@ -107,6 +124,8 @@ class JobRunner:
         self._turns = turns if turns is not None else (
             new_turns_counter() if self.processes else None)
         self.poll_seconds = poll_seconds
+        self.name = name or default_worker_name()
+        self.claims = claims
         self._children: list[JobProcess] = []
         self._startup = dict(startup or {})
         self._lock = threading.Lock()
@@ -142,7 +161,7 @@ class JobRunner:
         beat = threading.Thread(target=self._beat, name="catalog-job-heartbeat", daemon=True)
         beat.start()
         self._threads.append(beat)
-        if self.poll_seconds:
+        if self.poll_seconds and not self.claims:
             poll = threading.Thread(target=self._poll, name="catalog-job-poll", daemon=True)
             poll.start()
             self._threads.append(poll)
@@ -204,16 +223,38 @@ class JobRunner:
                 return key, source
         return None
 
+    def _claim(self) -> tuple[str, str] | None:
+        """Claim the next runnable job in the store for this runner (``claims=True``): its key
+        and its source's key, noted as running (for the heartbeat); None when there is none (or
+        the store failed: logged)."""
+        try:
+            with self.store.write() as conn:
+                claimed = job_store.claim_next(conn, self.name)
+        except Exception:
+            log.exception("claiming a job failed")
+            return None
+        if claimed is not None:
+            with self._lock:
+                self._running.add(claimed[0])
+        return claimed
+
     def _work(self, child: JobProcess | None) -> None:
         while not self._stop.is_set():
-            with self._ready:
-                picked = self._next()
+            if self.claims:
+                picked = self._claim()
                 if picked is None:
-                    self._ready.wait(timeout=0.2)
+                    self._stop.wait(self.poll_seconds or CLAIM_POLL_SECONDS)
                     continue
                 key, source = picked
-                self._running.add(key)
-                self._busy_sources.add(source)
+            else:
+                with self._ready:
+                    picked = self._next()
+                    if picked is None:
+                        self._ready.wait(timeout=0.2)
+                        continue
+                    key, source = picked
+                    self._running.add(key)
+                    self._busy_sources.add(source)
             try:
                 self._run(key, child)
             except Exception:
@@ -227,12 +268,22 @@ class JobRunner:
     def _run(self, key: str, child: JobProcess | None) -> None:
         with self.store.read() as conn:
             job = job_store.find(conn, key)
-        if job is None or job["state"] != JobState.QUEUED.value:
+        # A claimed job is RUNNING already (for this runner); any other must still wait.
+        wanted = JobState.RUNNING if self.claims else JobState.QUEUED
+        if job is None or job["state"] != wanted.value:
             return
+        started = time.monotonic()
+        if child is not None:
+            log.info("job %s (%s of data source %s) started on %s", key, job["job_type"],
+                     job["data_source_name"], self.name)
         if child is None:
             run_in_background()
-            run_job(self.store, self.settings, key, should_stop=self._stop.is_set)
-        elif not child.run(key):
+            run_job(self.store, self.settings, key, should_stop=self._stop.is_set,
+                    worker=self.name, claimed=self.claims)
+        elif child.run(key, worker=self.name, claimed=self.claims):
+            # The child's own log lines go no further than warnings: one line per job here.
+            self._log_end(key, job, time.monotonic() - started)
+        else:
             # Terminated by a stop that could not wait for it: the job runs again at the next
             # start, as a stopped thread's would. Otherwise the process died on the job.
             stopping = self._stop.is_set()
@@ -244,6 +295,15 @@ class JobRunner:
                         job_store.finish(conn, key, JobState.FAILED, DIED_MESSAGE)
             if not stopping:
                 log.error("the process running job %s died", key)
+
+    def _log_end(self, key: str, job: Mapping[str, Any], seconds: float) -> None:
+        with self.store.read() as conn:
+            final = job_store.find(conn, key)
+        if final is None:
+            return
+        log.info("job %s (%s of data source %s) %s after %.1f s on %s: %s", key,
+                 job["job_type"], job["data_source_name"], final["state"], seconds, self.name,
+                 final["message"])
 
     def _beat(self) -> None:
         sweep_every = max(self.settings.job_heartbeat_seconds, self.settings.job_stale_seconds / 2)
@@ -281,6 +341,8 @@ class JobRunner:
             waiting = job_store.queued(conn, None if everything_queued else silent_since)
         for key in failed:
             log.warning("job %s was left RUNNING by a stopped process: now FAILED", key)
+        if self.claims:
+            waiting = []  # nothing is submitted: the threads claim from the store
         # After fail_stale: the fields a dead job staged belong to no RUNNING job any more.
         swept = staging.sweep(self.store)
         if swept:

@@ -10,6 +10,8 @@ must not do N times happens once, in the supervisor:
   are made with ``create_app(settings, run_jobs=False)``: ``POST /job`` queues the job in the
   store and the runner, polling the store every ``JOB_POLL_SECONDS``, takes it. N runners would
   each start ``job_workers`` job processes, and jobs of one source could run side by side;
+* with ``run_jobs=False`` (``serve --no-jobs``) there is no runner: ``catalog-nb worker``
+  processes (``server/worker.py``) claim the queued jobs from the store;
 * SQLite writers take turns across all of them (``store.share_write_turns``): the supervisor
   makes the shared counter and hands it to each worker and job process as they are spawned.
 
@@ -85,22 +87,25 @@ def _log_config() -> dict[str, Any]:
     return config
 
 
-def connection_budget(settings: Settings, workers: int) -> int:
+def connection_budget(settings: Settings, workers: int, run_jobs: bool = True) -> int:
     """The most PostgreSQL connections a service of ``workers`` workers may open: each worker's
-    request pool, the supervisor's own store and job runner, and each job process's pool."""
+    request pool, the supervisor's own store and job runner, and each job process's pool (no
+    runner and no job process with ``run_jobs=False``)."""
     # + the event loop's own (the held one, or on PostgreSQL sessions.SessionReads's)
     per_worker = settings.store_pool_size + settings.store_max_overflow + 1
     runner = 2 * (settings.job_workers + 1)
     job_processes = settings.job_workers * 4
+    if not run_jobs:
+        return workers * per_worker + 2
     return workers * per_worker + 2 + runner + job_processes
 
 
-def _check_connections(store: Any, settings: Settings, workers: int) -> None:
+def _check_connections(store: Any, settings: Settings, workers: int, run_jobs: bool) -> None:
     if store.dialect != "postgresql":
         return
     with store.single() as conn:
         limit = int(conn.exec_driver_sql("SHOW max_connections").scalar_one())
-    needed = connection_budget(settings, workers)
+    needed = connection_budget(settings, workers, run_jobs)
     if needed > limit:
         log.warning(
             "%d workers may open up to %d connections to PostgreSQL, which allows %d (shared "
@@ -110,9 +115,11 @@ def _check_connections(store: Any, settings: Settings, workers: int) -> None:
 
 
 def serve(settings: Settings, *, host: str, port: int, workers: int,
-          log_level: str = "info") -> None:
+          log_level: str = "info", run_jobs: bool = True) -> None:
     """Serve the catalog with ``workers`` worker processes until interrupted (see the module
-    docstring); returns once every worker and the job runner have stopped."""
+    docstring); returns once every worker and the job runner have stopped. ``run_jobs=False``
+    (``serve --no-jobs``): no job runner at all; ``catalog-nb worker`` processes run the jobs
+    queued in the store."""
     from catalog_nb.server.job_process import new_turns_counter
     from catalog_nb.server.lifecycle import service
     from catalog_nb.server.runtime_config import RuntimeConfig
@@ -126,9 +133,9 @@ def serve(settings: Settings, *, host: str, port: int, workers: int,
                          "or give --db-url / --data-dir a database that workers can share.")
     # The runner shares the counter with this process's writers while it runs.
     turns = new_turns_counter() if store.dialect == "sqlite" else None
-    with service(store, settings, RuntimeConfig(settings), turns=turns,
+    with service(store, settings, RuntimeConfig(settings), run_jobs=run_jobs, turns=turns,
                  poll_seconds=JOB_POLL_SECONDS):
-        _check_connections(store, settings, workers)
+        _check_connections(store, settings, workers, run_jobs)
         config = WorkerConfig(settings, turns, host=host, port=port, workers=workers,
                               log_level=log_level, log_config=_log_config())
         listening = config.bind_socket()

@@ -1,8 +1,9 @@
 """Background jobs (browse, profile) and their persisted state.
 
 A job row is written QUEUED by ``POST /job`` (or the CLI), claimed atomically by one worker
-(``claim``: QUEUED -> RUNNING, so two processes sharing a store never run the same job), updated
-with progress in small transactions while it runs, and finished SUCCEEDED or FAILED. A running
+(``claim``: QUEUED -> RUNNING, so two processes sharing a store never run the same job; a
+``catalog-nb worker`` claims the next runnable job with ``claim_next``), updated with progress in
+small transactions while it runs, and finished SUCCEEDED or FAILED. A running
 job's worker touches ``changed_ms`` every few seconds (``heartbeat``); a RUNNING job whose
 heartbeat stopped was left by a process that died, and ``fail_stale`` ends it.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, exists, func, insert, select, update
 
 from catalog_nb.contract import ErrorCode, JobEngine, JobState
 from catalog_nb.server.errors import NotFound
@@ -104,8 +105,9 @@ def latest_by_source(conn: Connection, source_keys: Collection[str]) -> dict[str
     return {str(r["data_source_key"]): dict(r) for r in rows}
 
 
-def claim(conn: Connection, key: str) -> bool:
-    """QUEUED -> RUNNING, atomically; False when the job is not (or no longer) QUEUED."""
+def claim(conn: Connection, key: str, worker: str | None = None) -> bool:
+    """QUEUED -> RUNNING, atomically, recording ``worker`` (who runs it); False when the job is
+    not (or no longer) QUEUED."""
     now = now_ms()
     result = conn.execute(
         update(jobs)
@@ -113,10 +115,50 @@ def claim(conn: Connection, key: str) -> bool:
         .values(
             state=JobState.RUNNING.value, started_ms=now, finished_ms=None, progress=0.0,
             total=None, done=0, work_unit=None, work_total=None, work_done=None,
-            counts=empty_counts(), errors=[], message=None, changed_ms=now,
+            counts=empty_counts(), errors=[], message=None, changed_ms=now, worker=worker,
         )
     )
     return result.rowcount == 1
+
+
+def _source_running(source_key: Any) -> Any:
+    """Whether a job of this source is RUNNING (a correlated EXISTS)."""
+    other = jobs.alias("running")
+    return exists().where(other.c.data_source_key == source_key,
+                          other.c.state == JobState.RUNNING.value)
+
+
+def claim_next(conn: Connection, worker: str) -> tuple[str, str] | None:
+    """Claim for ``worker``, in the caller's write transaction, the oldest QUEUED job whose data
+    source has no RUNNING job; its key and its source's key, or None when no job can run now.
+
+    On PostgreSQL several workers claim at once: the job's row and its source's row are locked
+    ``FOR NO KEY UPDATE ... SKIP LOCKED``, so a worker passes over a job (and a source) another
+    is claiming instead of waiting for it, and two workers never take one job. The source's
+    lock serialises claims of one source; since a statement's snapshot is taken before a lock
+    is granted, the source is looked at again once locked (a fresh statement, READ COMMITTED):
+    a job of it claimed and committed meanwhile makes this claim give up (None; the worker
+    looks again shortly). The source's row is locked without KEY, so ``POST /job`` (whose
+    foreign key takes KEY SHARE on it) never waits for a claim. On SQLite the write transaction
+    (BEGIN IMMEDIATE) holds the one write lock: nobody claims between the look and the update.
+    """
+    query = (
+        select(jobs.c.key, jobs.c.data_source_key)
+        .where(jobs.c.state == JobState.QUEUED.value, ~_source_running(jobs.c.data_source_key))
+        .order_by(jobs.c.created_ms, jobs.c.key)
+        .limit(1)
+    )
+    postgres = conn.dialect.name == "postgresql"
+    if postgres:
+        query = query.join(data_sources, data_sources.c.key == jobs.c.data_source_key)
+        query = query.with_for_update(of=[jobs, data_sources], skip_locked=True, key_share=True)
+    row = conn.execute(query).first()
+    if row is None:
+        return None
+    key, source = str(row[0]), str(row[1])
+    if postgres and conn.execute(select(_source_running(source))).scalar_one():
+        return None
+    return (key, source) if claim(conn, key, worker) else None
 
 
 def update_job(conn: Connection, key: str, **values: Any) -> None:
