@@ -10,14 +10,13 @@ not leak. Their own roles read whole.
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
-from pydantic.alias_generators import to_camel
 
 from catalog_nb.contract import AuditAction, AuditObjectType
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
-from catalog_nb.server.errors import BadRequest
 from catalog_nb.server.schemas.roles import RoleCreate, RoleOut, RoleUpdate, role_out
 from catalog_nb.server.security import require_admin
+from catalog_nb.server.services import roles
 from catalog_nb.server.store import roles as role_store
 from catalog_nb.server.store.visible import readable_roles
 
@@ -29,17 +28,7 @@ _WRITE = "Changing roles"
 @router.post("/user/role", status_code=201, response_model=RoleOut, response_model_by_alias=True)
 def create_role(body: RoleCreate, caller: CallerDep, store: StoreDep) -> RoleOut:
     """Create a role (Administrator)."""
-    values, grants = body.split()
-    values.setdefault("metadata_access_option", "RESTRICTED")
-    values.setdefault("data_access_option", "RESTRICTED")
-    for column in ("metadata_access_option", "data_access_option"):
-        if values[column] is None:
-            values[column] = "RESTRICTED"
-    with audited(store, caller, AuditAction.CREATE, AuditObjectType.ROLE, name=body.name) as w:
-        require_admin(caller, _WRITE)
-        record = role_store.create(w.conn, values, grants)
-        w.target(record.key, record.name)
-    return role_out(record)
+    return role_out(roles.create(store, caller, body))
 
 
 @router.get("/user/role", response_model=list[RoleOut], response_model_by_alias=True)
@@ -65,24 +54,9 @@ def get_role(role_key: str, caller: CallerDep, store: StoreDep) -> RoleOut:
 
 @router.put("/user/role/{role_key}", response_model=RoleOut, response_model_by_alias=True)
 def update_role(role_key: str, body: RoleUpdate, caller: CallerDep, store: StoreDep) -> RoleOut:
-    """Change a role (Administrator); absent properties stay unchanged."""
-    values, grants = body.split()
-    nulls = sorted(k for k, v in values.items() if v is None and k in _NOT_NULL)
-    with audited(store, caller, AuditAction.UPDATE, AuditObjectType.ROLE, key=role_key) as w:
-        require_admin(caller, _WRITE)
-        if nulls:
-            raise BadRequest(
-                f"These properties cannot be null: {', '.join(to_camel(n) for n in nulls)}."
-            )
-        record = role_store.update_role(w.conn, role_key, values, grants)
-        w.target(record.key, record.name)
-    return role_out(record)
-
-
-_NOT_NULL = {
-    "name", "access_level", "default_role", "metadata_access_option", "data_access_option",
-    "job_template_creation_allowed", "job_execution_allowed",
-}
+    """Change a role (Administrator); absent properties stay unchanged; the role as read may be
+    sent back (read-only properties refused only when changed)."""
+    return role_out(roles.update(store, caller, role_key, body))
 
 
 @router.delete("/user/role/{role_key}", status_code=204)

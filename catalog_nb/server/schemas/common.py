@@ -5,7 +5,14 @@ from __future__ import annotations
 import unicodedata
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from catalog_nb.contract import MAX_NAME_LENGTH
@@ -27,26 +34,47 @@ Name = Annotated[str, AfterValidator(_clean_name)]
 
 
 class Payload(BaseModel):
-    """A request body: camelCase keys, unknown keys refused (400), read-only keys named."""
+    """A request body: camelCase keys, unknown keys refused (400), read-only keys named.
+
+    A class whose ``read_form`` is true accepts the read form of its object (a client reads an
+    object, changes a field and sends it back): the read-only properties it was sent are kept in
+    :attr:`read_back`, out of the fields, for the service to compare with the current object
+    (``services.read_back``). Other classes refuse them by name at parsing, as before.
+    """
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", str_max_length=100_000
     )
 
-    #: Wire names a client may read but never write; naming one is a 400 that lists them.
+    #: Wire names a client may read but never change.
     read_only: ClassVar[frozenset[str]] = frozenset()
+    #: Whether the read-only properties are kept for comparison rather than refused here.
+    read_form: ClassVar[bool] = False
 
-    @model_validator(mode="before")
+    _read_back: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
     @classmethod
-    def _refuse_read_only(cls, data: Any) -> Any:
+    def _split_read_only(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
         ro = cls.read_only
-        if isinstance(data, dict):
+        kept: dict[str, Any] = {}
+        if isinstance(data, dict) and ro:
             named = sorted(k for k in data if k in ro)
-            if named:
+            if named and not cls.read_form:
                 raise ValueError(
                     f"read-only properties cannot be written: {', '.join(named)}"
                 )
-        return data
+            kept = {k: data[k] for k in named}
+            data = {k: v for k, v in data.items() if k not in ro}
+        model = handler(data)
+        if isinstance(model, Payload):
+            model._read_back = kept
+        return model
+
+    @property
+    def read_back(self) -> dict[str, Any]:
+        """The read-only properties the body carried, by wire name, as sent."""
+        return self._read_back
 
     def changes(self) -> dict[str, Any]:
         """The fields the caller actually sent, by Python name."""

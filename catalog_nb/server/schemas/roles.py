@@ -27,6 +27,7 @@ assert set(GRANT_FIELDS) == set(GRANT_KINDS)
 
 class RoleFields(Payload):
     read_only = _ROLE_READ_ONLY
+    read_form = True  # see services.read_back
 
     description: str | None = None
     rich_description: str | None = None

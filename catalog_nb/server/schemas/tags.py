@@ -1,8 +1,10 @@
 """Request and response models of tag domains (``/tagdomain``) and tags (``/tag``).
 
-A Tag read with ``GET`` can be sent back with ``PUT /tag/{key}`` or ``PUT /tag/list``: the read
-forms' derived properties (``fullName``, ``children``, ``associationCount``, ...) are accepted
-there and ignored. ``POST`` bodies refuse them (400 naming them), as every create does.
+A Tag or TagDomain as read can be sent back to every write (``services.read_back``): on
+``PUT`` its derived properties (``fullName``, ``domainName``, ``immutable``, ...) are ignored
+when they equal the current object's and refused by name when changed (``children``,
+``associationCount`` and ``tagCount`` move with other writes and are always ignored); on
+``POST`` they are ignored, but ``type`` must be ``tag``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field
 
 from catalog_nb.contract import Sensitivity, TagAssociationState, TagState
 from catalog_nb.server.schemas.common import EntityOut, Name, Payload, Wire
@@ -35,7 +37,7 @@ TagName = Annotated[Name, AfterValidator(_no_dot)]
 #: Read-only properties of a TagDomain.
 _DOMAIN_READ_ONLY = frozenset({"key", "immutable", "tagCount", "timeOfCreation",
                                "timeOfLastChange"})
-#: Derived properties of a Tag: refused on create, accepted and ignored on update.
+#: Derived properties of a Tag: compared with the current tag on update, ignored on create.
 TAG_DERIVED = frozenset({
     "type", "fullName", "domainName", "children", "immutable", "allSensitivities",
     "associationCount", "timeOfCreation", "timeOfLastChange", "restricted", "viewAble",
@@ -47,6 +49,7 @@ class DomainIn(Payload):
     """Body of ``POST /tagdomain`` (and each item of ``POST /tagdomain/list``)."""
 
     read_only = _DOMAIN_READ_ONLY
+    read_form = True  # see services.read_back
 
     name: TagName
     description: str | None = Field(default=None, max_length=_TEXT)
@@ -56,6 +59,7 @@ class DomainUpdate(Payload):
     """Body of ``PUT /tagdomain/{key}``: absent properties stay unchanged."""
 
     read_only = _DOMAIN_READ_ONLY
+    read_form = True  # see services.read_back
 
     name: TagName | None = None
     description: str | None = Field(default=None, max_length=_TEXT)
@@ -124,6 +128,7 @@ class TagCreate(_TagFields):
     """Body of ``POST /tag`` (and each item of ``POST /tag/list``)."""
 
     read_only = TAG_DERIVED | {"key"}
+    read_form = True  # see services.read_back
 
     name: TagName
 
@@ -131,15 +136,11 @@ class TagCreate(_TagFields):
 class TagUpdate(_TagFields):
     """Body of ``PUT /tag/{key}`` (absent properties unchanged) and item of ``PUT /tag/list``."""
 
+    read_only = TAG_DERIVED
+    read_form = True  # see services.read_back
+
     key: str | None = Field(default=None, max_length=_KEY)
     name: TagName | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _drop_derived(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {k: v for k, v in data.items() if k not in TAG_DERIVED}
-        return data
 
 
 class TagOut(EntityOut):

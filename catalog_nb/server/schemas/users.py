@@ -29,6 +29,7 @@ class LoginRequest(Payload):
 
 class _UserFields(Payload):
     read_only = _USER_READ_ONLY
+    read_form = True  # see services.read_back
 
     description: str | None = None
     rich_description: str | None = None

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from sqlalchemy import Connection
+
 from catalog_nb.contract import AccessLevel, AuditAction, AuditObjectType, ErrorCode
 from catalog_nb.server.auditing import audited, audited_all
 from catalog_nb.server.errors import BadRequest, refuse_nulls
@@ -25,8 +27,10 @@ from catalog_nb.server.schemas.tags import (
     TagOut,
     TagUpdate,
     domain_out,
+    tag_out,
 )
 from catalog_nb.server.security import Caller, require_admin, require_domain, require_level
+from catalog_nb.server.services.read_back import refuse_changed, refuse_on_create
 from catalog_nb.server.services.tag_views import shape
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import tag_domains as domain_store
@@ -34,6 +38,18 @@ from catalog_nb.server.store import tags as tag_store
 
 _DOMAINS = "Changing tag domains"
 _TAGS = "Changing tags"
+#: Read-only properties that move with other objects' writes: a stale one is not a change.
+_TAG_VOLATILE = ("children", "associationCount")
+_DOMAIN_VOLATILE = ("tagCount",)
+#: What every created tag / domain is (``services.read_back.refuse_on_create``).
+_NEW_TAG = {"type": "tag", "immutable": False}
+_NEW_DOMAIN = {"immutable": False}
+
+
+def _unchanged_tag(conn: Connection, key: str, body: TagUpdate) -> None:
+    """Refuse the read-only properties of a tag sent back changed (``services.read_back``)."""
+    if body.read_back:
+        refuse_changed(body, tag_out(tag_store.get_tag(conn, key), {}), _TAG_VOLATILE)
 
 
 def _allow(caller: Caller) -> Callable[[Mapping[str, Any]], None]:
@@ -51,6 +67,7 @@ def create_domain(store: Store, caller: Caller, body: DomainIn) -> DomainOut:
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.TAG_DOMAIN,
                  name=body.name) as w:
         require_admin(caller, _DOMAINS)
+        refuse_on_create(body, _NEW_DOMAIN)
         row = domain_store.create_domain(w.conn, body.model_dump())
         w.target(row["key"], row["name"])
     return domain_out(row)
@@ -64,6 +81,7 @@ def create_domains(store: Store, caller: Caller, body: Sequence[DomainIn]) -> li
         made = []
         for batch.index, item in enumerate(body):
             batch.name = item.name
+            refuse_on_create(item, _NEW_DOMAIN)
             row = domain_store.create_domain(batch.conn, item.model_dump())
             batch.done.append((row["key"], row["name"]))
             made.append(domain_out(row))
@@ -76,6 +94,7 @@ def update_domain(store: Store, caller: Caller, key: str, body: DomainUpdate) ->
         require_admin(caller, _DOMAINS)
         if "name" in body.changes() and body.name is None:
             refuse_nulls(["name"])
+        refuse_changed(body, domain_out(domain_store.get_domain(w.conn, key)), _DOMAIN_VOLATILE)
         row = domain_store.update_domain(w.conn, key, body.values())
         w.target(row["key"], row["name"])
     return domain_out(row)
@@ -96,6 +115,7 @@ def create_tag(store: Store, caller: Caller, body: TagCreate) -> TagOut:
     """Create a tag (Steward of its domain, or Administrator), audited."""
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.TAG, name=body.name) as w:
         require_level(caller, AccessLevel.STEWARD, _TAGS)
+        refuse_on_create(body, _NEW_TAG)
         refuse_nulls(body.nulls())
         row = tag_store.create_tag(w.conn, body.values(), _allow(caller))
         w.target(row["key"], row["full_name"])
@@ -110,6 +130,7 @@ def create_tags(store: Store, caller: Caller, body: Sequence[TagCreate]) -> list
         rows = []
         for batch.index, item in enumerate(body):
             batch.name = item.name
+            refuse_on_create(item, _NEW_TAG)
             refuse_nulls(item.nulls())
             row = tag_store.create_tag(batch.conn, item.values(), _allow(caller))
             batch.done.append((row["key"], row["full_name"]))
@@ -126,6 +147,7 @@ def update_tag(store: Store, caller: Caller, key: str, body: TagUpdate) -> TagOu
             raise BadRequest(f"The body's key '{body.key}' is not the key of the path.",
                              ErrorCode.INVALID_PAYLOAD, field="key")
         refuse_nulls(body.nulls())
+        _unchanged_tag(w.conn, key, body)
         row = tag_store.update_tag(w.conn, key, body.values(), _allow(caller))
         w.target(row["key"], row["full_name"])
         w.message = f"sent {', '.join(sorted(body.values())) or 'nothing'}"
@@ -143,6 +165,7 @@ def update_tags(store: Store, caller: Caller, body: Sequence[TagUpdate]) -> list
                                  field="key")
             batch.name = item.key
             refuse_nulls(item.nulls())
+            _unchanged_tag(batch.conn, item.key, item)
             row = tag_store.update_tag(batch.conn, item.key, item.values(), _allow(caller))
             batch.done.append((row["key"], row["full_name"]))
             rows.append(row)

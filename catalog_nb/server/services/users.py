@@ -18,8 +18,15 @@ from catalog_nb.contract import AuditAction, AuditObjectType, ErrorCode
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.errors import BadRequest
 from catalog_nb.server.passwords import hash_password
-from catalog_nb.server.schemas.users import AssignRole, MeUpdate, UserCreate, UserUpdate
+from catalog_nb.server.schemas.users import (
+    AssignRole,
+    MeUpdate,
+    UserCreate,
+    UserUpdate,
+    user_out,
+)
 from catalog_nb.server.security import Caller, require_admin
+from catalog_nb.server.services.read_back import merge_map, refuse_changed, refuse_on_create
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import sessions as session_store
 from catalog_nb.server.store import users as user_store
@@ -32,6 +39,7 @@ def create(store: Store, caller: Caller, body: UserCreate) -> UserRecord:
     """Create a user (Administrator); without ``roles`` the default roles are given."""
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.USER, name=body.name) as w:
         require_admin(caller, _WRITE)
+        refuse_on_create(body, {"type": "user"})
         hashed = hash_password(body.password) if body.password else None
         record = user_store.create(w.conn, body.changes(), body.roles, caller.name, hashed)
         w.target(record.key, record.name)
@@ -49,16 +57,23 @@ def update(store: Store, caller: Caller, key: str, body: UserUpdate) -> None:
     """Change a user (Administrator); properties absent from the body stay unchanged.
 
     A change of the password alone is audited as SET_PASSWORD; a new password closes the user's
-    sessions other than the caller's.
+    sessions other than the caller's. The body may be the user as read (``services.read_back``:
+    read-only properties refused only when changed); ``attributes`` is merged into the current
+    map (an entry sent as null is removed, ``"attributes": null`` clears it), so a partial
+    ``{"attributes": {"firstName": ...}}`` keeps ``lastName`` and ``email``.
     """
     changes = body.changes()
     action = AuditAction.SET_PASSWORD if set(changes) == {"password"} else AuditAction.UPDATE
     with audited(store, caller, action, AuditObjectType.USER, key=key) as w:
         require_admin(caller, _WRITE)
-        for field in ("name", "prefilters_enabled", "attributes", "password", "roles"):
+        for field in ("name", "prefilters_enabled", "password", "roles"):
             if field in changes and changes[field] is None:
                 raise BadRequest(f"{to_camel(field)} cannot be set to null.",
                                  ErrorCode.INVALID_PAYLOAD)
+        current = user_store.get(w.conn, key)
+        refuse_changed(body, user_out(current))
+        if "attributes" in changes:
+            changes["attributes"] = merge_map(current.attributes, changes["attributes"])
         hashed = hash_password(body.password) if body.password else None
         record = user_store.update_user(w.conn, key, changes, body.roles, caller.name, hashed)
         w.target(record.key, record.name)
