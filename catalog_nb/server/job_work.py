@@ -63,7 +63,13 @@ from catalog_nb.server.profiling import (
     profile_table,
 )
 from catalog_nb.server.profiling.connect import redact, source_engine
+from catalog_nb.server.profiling.locations import (
+    ObjectFolder,
+    describe_store_error,
+    open_object_folder,
+)
 from catalog_nb.server.profiling.model import ReadProgress
+from catalog_nb.server.profiling.object_uri import is_object_uri, parse_object_uri
 from catalog_nb.server.profiling.sql import estimate_rows
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store, ingest, staging
@@ -159,7 +165,7 @@ class ClaimedJob(DiscoverySteps):
         self.tally = _Tally()
         self.source: dict[str, Any] = {}
         self.engine: Engine | None = None
-        self.folder: Path | None = None
+        self.folder: Path | ObjectFolder | None = None
         self._flushed = 0.0
         self.missing = 0
         self._created: set[str] = set()
@@ -205,6 +211,8 @@ class ClaimedJob(DiscoverySteps):
         includes = list(self.source["include_patterns"] or [])
         excludes = list(self.source["exclude_patterns"] or [])
         uri = str(self.source["uri"])
+        if self._is_file and is_object_uri(uri):
+            return self._browse_objects(uri, includes, excludes)
         if self._is_file:
             if self.enforce_roots:
                 try:
@@ -236,6 +244,26 @@ class ClaimedJob(DiscoverySteps):
                 f"Cannot connect to data source '{self._name}': {redact(str(exc), uri)}"
             ) from None
         return [r for r in found if _selected(r.path, includes, excludes)]
+
+    def _browse_objects(self, uri: str, includes: list[str],
+                        excludes: list[str]) -> list[ResourceProfile]:
+        """Browse an object-store source: its location checked again against the object roots
+        (they may have changed since registration), then listed; a missing bucket, refused
+        credentials or an unreachable store FAIL the job with a message without the secret."""
+        try:
+            if self.enforce_roots:
+                source_store.object_uri(uri, self.settings.object_roots)
+            self.folder = open_object_folder(uri)
+        except ServiceError as exc:
+            raise JobFailed(f"Cannot browse data source '{self._name}': {exc.message}") from None
+        except ValueError as exc:
+            raise JobFailed(
+                f"Cannot browse data source '{self._name}': {redact(str(exc), uri)}") from None
+        try:
+            return browse(self.folder, includes, excludes)
+        except OSError as exc:
+            why = describe_store_error(exc, parse_object_uri(uri), uri)
+            raise JobFailed(f"Cannot browse data source '{self._name}': {why}") from None
 
     def _record_browse(self, found: list[ResourceProfile]) -> set[str]:
         """Record every resource found; returns the paths of collection members."""

@@ -151,6 +151,10 @@ _ALL = (
     Property("service.dataRoots", "data_roots", "STRING",
              "Folders FILE data sources may lie under (set at start: CATALOG_DATA_ROOTS).",
              read_only=True, read=_paths, admin_only=True),
+    Property("service.objectRoots", "object_roots", "STRING",
+             "Object-store prefixes (s3://bucket/prefix) FILE data sources may lie under (set "
+             "at start: CATALOG_OBJECT_ROOTS).",
+             read_only=True, read=lambda v: ",".join(v or []), admin_only=True),
 )
 
 #: Every property by name, in the order ``GET /config`` lists them.

@@ -15,6 +15,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from catalog_nb.contract import MAX_BODY_BYTES
+from catalog_nb.server.profiling.object_uri import parse_object_uri
 
 
 class Settings(BaseSettings):
@@ -76,6 +77,11 @@ class Settings(BaseSettings):
     data_roots: Annotated[list[Path], NoDecode] = Field(
         default_factory=list,
         description="Folders FILE data sources may lie under (os.pathsep-separated in the env).",
+    )
+    object_roots: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Object-store prefixes (s3://bucket/prefix) FILE data sources may lie "
+        "under (comma-separated in the env); none: no object-store source may be registered.",
     )
     build: str = Field(default="local", description="Build identifier reported by /version.")
     job_workers: int = Field(
@@ -156,6 +162,23 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [Path(p) for p in value.split(os.pathsep) if p.strip()]
         return value
+
+    @field_validator("object_roots", mode="before")
+    @classmethod
+    def _split_object_roots(cls, value: object) -> object:
+        # A root is a location only: endpoint and credentials belong to the sources.
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple):
+            return value
+        roots = []
+        for item in (str(i).strip() for i in items):
+            if not item:
+                continue
+            parsed = parse_object_uri(item)
+            if parsed.access_key or parsed.endpoint or parsed.region:
+                raise ValueError(f"an object root is s3://bucket/prefix only, not {item!r}")
+            roots.append(parsed.location)
+        return roots
 
     @property
     def store_url(self) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import PurePath
 from typing import Any, Literal, overload
+from urllib.parse import quote, urlencode
 
 import pandas as pd
 
@@ -25,7 +26,7 @@ from catalog_nb.client.frames import Column, to_frame
 from catalog_nb.client.part import CatalogPart
 from catalog_nb.client.refs import pick
 
-__all__ = ["SOURCE_COLUMNS", "SourceRef", "SourcesMixin", "resolve_source"]
+__all__ = ["SOURCE_COLUMNS", "SourceRef", "SourcesMixin", "object_store_uri", "resolve_source"]
 
 #: A data source as callers name it: its name, its key, or its JSON dict / frame row.
 SourceRef = str | Mapping[str, Any] | pd.Series
@@ -63,6 +64,37 @@ def _patterns(value: str | Iterable[str] | None) -> list[str] | None:
     if value is None:
         return None
     return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+def object_store_uri(
+    location: str,
+    *,
+    endpoint: str | None = None,
+    region: str | None = None,
+    access_key_id: str | None = None,
+    secret_access_key: str | None = None,
+) -> str:
+    """An object-store source's uri: ``location`` (``s3://bucket/prefix``) with the store's
+    settings, the form the service stores (a catalog_nb extra: the spec's DataSource has no
+    field for them)::
+
+        s3://[ACCESS_KEY_ID:SECRET_ACCESS_KEY@]bucket/prefix[?endpoint=URL&region=REGION]
+
+    Without settings the service uses its AWS environment and configuration files
+    (``AWS_ENDPOINT_URL`` for a non-AWS store). The secret is answered as ``***`` afterwards.
+
+    >>> object_store_uri("s3://lake/raw", endpoint="http://minio:9000")
+    's3://lake/raw?endpoint=http%3A%2F%2Fminio%3A9000'
+    """
+    if (access_key_id is None) != (secret_access_key is None):
+        raise ValueError("give both access_key_id and secret_access_key, or neither")
+    scheme, sep, rest = location.partition("://")
+    if not sep or scheme.lower() != "s3":
+        raise ValueError(f"an object-store location is s3://bucket/prefix, not {location!r}")
+    auth = ("" if access_key_id is None else
+            f"{quote(access_key_id, safe='')}:{quote(str(secret_access_key), safe='')}@")
+    settings = {k: v for k, v in (("endpoint", endpoint), ("region", region)) if v}
+    return f"s3://{auth}{rest}" + (f"?{urlencode(settings)}" if settings else "")
 
 
 def _source_body(
@@ -124,11 +156,19 @@ class SourcesMixin(CatalogPart):
         description: str | None = None,
         include: str | Iterable[str] | None = None,
         exclude: str | Iterable[str] | None = None,
+        endpoint: str | None = None,
+        region: str | None = None,
+        access_key_id: str | None = None,
+        secret_access_key: str | None = None,
     ) -> dict[str, Any]:
         """Register a data source and return its JSON (Administrator only).
 
         ``uri`` is a folder under one of the service's data roots for ``FILE`` sources, or an
         SQLAlchemy URL for ``SQL`` sources. ``include``/``exclude`` are glob patterns of paths.
+        A ``FILE`` source may also be an object store's ``s3://bucket/prefix`` under one of the
+        service's object roots; ``endpoint`` (a non-AWS store: MinIO, Ceph), ``region`` and the
+        key pair are then stored with it (see :func:`object_store_uri`), else the service's AWS
+        environment applies.
         Nothing is read yet: run :meth:`~catalog_nb.client.jobs.JobsMixin.profile` next.
 
         Raises:
@@ -140,7 +180,13 @@ class SourcesMixin(CatalogPart):
 
             cat.create_source("crm", "/data/lake/crm", include="*.csv")
             cat.create_source("shop", "postgresql+psycopg://reader:pw@db/shop", "SQL")
+            cat.create_source("lake", "s3://bucket/prefix", endpoint="http://minio:9000",
+                              access_key_id="AKIA...", secret_access_key="...")
         """
+        if any(v is not None for v in (endpoint, region, access_key_id, secret_access_key)):
+            uri = object_store_uri(str(uri), endpoint=endpoint, region=region,
+                                   access_key_id=access_key_id,
+                                   secret_access_key=secret_access_key)
         body = _source_body(
             name=name,
             uri=uri,

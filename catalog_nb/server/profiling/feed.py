@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import csv
 import logging
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from catalog_nb.server.profiling.formats import (
     Encoding,
@@ -23,6 +21,7 @@ from catalog_nb.server.profiling.formats import (
     detect_format,
     read_head,
 )
+from catalog_nb.server.profiling.locations import DataFile, ObjectFolder, Stat
 from catalog_nb.server.profiling.model import (
     DataType,
     FieldProfile,
@@ -40,6 +39,7 @@ from catalog_nb.server.profiling.readers import (
     csv_dialect,
     json_records,
     jsonl_records,
+    open_parquet,
     parquet_chunks,
     parquet_footer,
     parquet_schema,
@@ -55,18 +55,26 @@ RAGGED_ERROR_SHARE = 0.5
 READ_AHEAD_MIN_BYTES = CSV_BLOCK_BYTES
 
 
-def created_ms(stat: os.stat_result) -> int:
+def created_ms(stat: Stat) -> int:
     """A file's creation time in epoch milliseconds."""
     # Linux keeps no birth time in stat(); the inode change time is the closest it offers.
     birth = getattr(stat, "st_birthtime", None)
     return int((birth if birth is not None else stat.st_ctime) * 1000)
 
 
-def set_file_times(profile: ResourceProfile, stat: os.stat_result) -> None:
+def set_file_times(profile: ResourceProfile, stat: Stat) -> None:
     """Copy size, creation and modification times from ``stat`` onto ``profile``."""
     profile.resource_size = stat.st_size
     profile.created_ms = created_ms(stat)
     profile.modified_ms = int(stat.st_mtime_ns // 1_000_000)
+
+
+def locate_file(path: str | Path, root: str | Path | ObjectFolder | None) -> DataFile:
+    """The file ``path`` names: :func:`locate`, or an object of an object-store ``root``
+    (fetched at once when small: it is about to be read)."""
+    if isinstance(root, ObjectFolder):
+        return root.file(Path(path).as_posix(), whole=True)
+    return locate(path, root)
 
 
 def locate(path: str | Path, root: str | Path | None) -> Path:
@@ -100,8 +108,8 @@ def _printable(text: str) -> str:
 
 
 def feed_file(
-    path: Path, fmt: FileFormat, profiler: TableProfiler, chunk_rows: int, profile: ResourceProfile,
-    counter: ReadCounter | None = None,
+    path: DataFile, fmt: FileFormat, profiler: TableProfiler, chunk_rows: int,
+    profile: ResourceProfile, counter: ReadCounter | None = None,
 ) -> ReadReport:
     """Read one file into ``profiler``; describe its format on ``profile``.
 
@@ -113,7 +121,7 @@ def feed_file(
     report = ReadReport()
     chunks: Iterator[Chunk]
     if fmt is FileFormat.PARQUET:
-        with pq.ParquetFile(path) as parquet:
+        with open_parquet(path) as parquet:
             declared, _ = parquet_schema(parquet)
             for name, (data_type, nullable) in declared.items():
                 profiler.declare(name, data_type, nullable)
@@ -163,7 +171,7 @@ def _fold(chunks: Iterator[Chunk], profiler: TableProfiler, counter: ReadCounter
     return report
 
 
-def fill_text_gaps(profiler: TableProfiler, files: list[tuple[Path, ReadReport]],
+def fill_text_gaps(profiler: TableProfiler, files: list[tuple[DataFile, ReadReport]],
                    chunk_rows: int, profile: ResourceProfile) -> None:
     """Read text files again for the text ranges of columns that turned STRING late (rare: a
     column of numbers with words further down); nothing is read when there are none."""
@@ -178,7 +186,7 @@ def fill_text_gaps(profiler: TableProfiler, files: list[tuple[Path, ReadReport]]
             profiler.add_texts(columns)
 
 
-def _utf8_is_likely(path: Path, fmt: FileFormat, profiler: TableProfiler) -> bool:
+def _utf8_is_likely(path: DataFile, fmt: FileFormat, profiler: TableProfiler) -> bool:
     """A delimited file, not yet fed, whose head is plain UTF-8 (no byte order mark)."""
     if fmt not in (FileFormat.CSV, FileFormat.TSV) or profiler.row_count or profiler.names:
         return False
@@ -193,7 +201,7 @@ def _utf8_is_likely(path: Path, fmt: FileFormat, profiler: TableProfiler) -> boo
 
 
 def _text_chunks(
-    path: Path,
+    path: DataFile,
     fmt: FileFormat,
     encoding: Encoding,
     chunk_rows: int,
@@ -276,7 +284,7 @@ def apply_footer(fields: list[FieldProfile], footer: dict[str, FooterStats], row
 def profile_members(
     profile: ResourceProfile,
     members: list[str],
-    root: str | Path | None,
+    root: str | Path | ObjectFolder | None,
     sample_rows: int,
     chunk_rows: int,
     max_profiled: int,
@@ -291,13 +299,13 @@ def profile_members(
     profiler = TableProfiler(sample_rows)
     counter = counter or ReadCounter()
     reports: list[ReadReport] = []
-    read: list[tuple[Path, ReadReport]] = []
+    read: list[tuple[DataFile, ReadReport]] = []
     errors: list[dict[str, str]] = []
     counted_rows = 0
-    stats: list[os.stat_result] = []
+    stats: list[Stat] = []
     for index, member in enumerate(members):
         try:
-            target = locate(member, root)
+            target = locate_file(member, root)
             stats.append(target.stat())
             fmt = detect_format(target)
             if fmt is None:
@@ -327,7 +335,7 @@ def profile_members(
     profile.modified_ms = max((int(s.st_mtime_ns // 1_000_000) for s in stats), default=None)
 
 
-def count_rows(path: Path, fmt: FileFormat, counter: ReadCounter | None = None) -> int:
+def count_rows(path: DataFile, fmt: FileFormat, counter: ReadCounter | None = None) -> int:
     """Rows of a file that is counted but not profiled (Parquet: from the footer)."""
     counter = counter or ReadCounter()
     end = counter.total + path.stat().st_size
@@ -337,7 +345,7 @@ def count_rows(path: Path, fmt: FileFormat, counter: ReadCounter | None = None) 
         counter.add(max(0, end - counter.total))
 
 
-def _count_rows(path: Path, fmt: FileFormat, counter: ReadCounter) -> int:
+def _count_rows(path: DataFile, fmt: FileFormat, counter: ReadCounter) -> int:
     if fmt is FileFormat.PARQUET:
         return parquet_schema(path)[1]
     encoding = detect_encoding(path)

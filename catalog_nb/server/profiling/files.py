@@ -35,10 +35,12 @@ from catalog_nb.server.profiling.feed import (
     fill_text_gaps,
     finish,
     locate,
+    locate_file,
     profile_members,
     set_file_times,
 )
 from catalog_nb.server.profiling.formats import detect_format
+from catalog_nb.server.profiling.locations import DataFile, Folder, ObjectFolder
 from catalog_nb.server.profiling.model import (
     FileFormat,
     ProfilingError,
@@ -60,22 +62,55 @@ _DIGITS = re.compile(r"\d+")
 
 
 def browse(
-    root: str | Path,
+    root: str | Path | ObjectFolder,
     include_patterns: Iterable[str] | None = None,
     exclude_patterns: Iterable[str] | None = None,
 ) -> list[ResourceProfile]:
     """Every data resource under ``root``: files and collections, sorted by path.
 
-    Patterns are shell globs matched against the path relative to ``root`` (and, for patterns
-    without ``/``, against the file name). Hidden and ``_``-prefixed files and folders (Spark's
-    ``_SUCCESS``, ``.crc``) are skipped; symbolic links are never followed out of ``root``.
-    Raises ProfilingError when ``root`` is not a folder.
+    ``root`` is a folder, or an object store's bucket and prefix (:class:`.ObjectFolder`, whose
+    keys are read as ``/``-separated paths). Patterns are shell globs matched against the path
+    relative to ``root`` (and, for patterns without ``/``, against the file name). Hidden and
+    ``_``-prefixed files and folders (Spark's ``_SUCCESS``, ``.crc``) are skipped; symbolic links
+    are never followed out of ``root``. Raises ProfilingError when ``root`` is not a folder;
+    an object store that cannot be listed raises its OSError.
     """
-    base = Path(root).resolve()
-    if not base.is_dir():
-        raise ProfilingError(f"The folder {str(root)!r} does not exist or is not a folder.")
     includes, excludes = list(include_patterns or []), list(exclude_patterns or [])
-    found: dict[str, list[tuple[Path, FileFormat]]] = {}
+    base: Folder
+    if isinstance(root, ObjectFolder):
+        base = root
+        found = _found_objects(root, includes, excludes)
+    else:
+        base = Path(root).resolve()
+        if not base.is_dir():
+            raise ProfilingError(f"The folder {str(root)!r} does not exist or is not a folder.")
+        found = _found_files(base, includes, excludes)
+    resources: list[ResourceProfile] = []
+    members: set[str] = set()
+    hive_roots: list[str] = []  # a Hive-style collection owns its whole subtree
+    for folder_rel in sorted(found.keys() | _ancestors(found), key=lambda p: (p.count("/"), p)):
+        if any(_is_under(folder_rel, r) for r in hive_roots):
+            continue
+        collection = _collection(base, folder_rel, found)
+        if collection is not None:
+            resources.append(collection)
+            members.update(collection.members)
+            if folder_rel not in found:
+                hive_roots.append(folder_rel)
+    for files in found.values():
+        for path, file_format in files:
+            rel = path.relative_to(base).as_posix()  # type: ignore[arg-type]
+            if rel not in members:
+                resources.append(_file_skeleton(path, rel, file_format))
+    return sorted(resources, key=lambda r: r.path)
+
+
+#: The data files of a walk by folder (relative, ``.`` for the root), with their formats.
+Found = dict[str, list[tuple[DataFile, FileFormat]]]
+
+
+def _found_files(base: Path, includes: list[str], excludes: list[str]) -> Found:
+    found: Found = {}
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
         folder = Path(dirpath)
@@ -91,24 +126,22 @@ def browse(
             if file_format is not None and path.is_file():
                 key = folder.relative_to(base).as_posix()
                 found.setdefault(key, []).append((path, file_format))
-    resources: list[ResourceProfile] = []
-    members: set[str] = set()
-    hive_roots: list[str] = []  # a Hive-style collection owns its whole subtree
-    for folder_rel in sorted(found.keys() | _ancestors(found), key=lambda p: (p.count("/"), p)):
-        if any(_is_under(folder_rel, r) for r in hive_roots):
+    return found
+
+
+def _found_objects(base: ObjectFolder, includes: list[str], excludes: list[str]) -> Found:
+    """The objects under ``base``, one listing; the same rules as :func:`_found_files` (a key's
+    ``/``-separated parts are its folders)."""
+    found: Found = {}
+    for item in base.files():
+        parts = item.rel.split("/")
+        if any(p.startswith((".", "_")) for p in parts) or not _selected(item.rel, includes,
+                                                                       excludes):
             continue
-        collection = _collection(base, folder_rel, found)
-        if collection is not None:
-            resources.append(collection)
-            members.update(collection.members)
-            if folder_rel not in found:
-                hive_roots.append(folder_rel)
-    for files in found.values():
-        for path, file_format in files:
-            rel = path.relative_to(base).as_posix()
-            if rel not in members:
-                resources.append(_file_skeleton(path, rel, file_format))
-    return sorted(resources, key=lambda r: r.path)
+        file_format = detect_format(item)
+        if file_format is not None:
+            found.setdefault("/".join(parts[:-1]) or ".", []).append((item, file_format))
+    return found
 
 
 def _selected(rel: str, includes: list[str], excludes: list[str]) -> bool:
@@ -135,9 +168,7 @@ def _is_under(path: str, folder: str) -> bool:
     return folder == "." or path == folder or path.startswith(folder + "/")
 
 
-def _collection(
-    base: Path, folder_rel: str, found: dict[str, list[tuple[Path, FileFormat]]]
-) -> ResourceProfile | None:
+def _collection(base: Folder, folder_rel: str, found: Found) -> ResourceProfile | None:
     direct = found.get(folder_rel, [])
     below = {f: files for f, files in found.items() if f != folder_rel and _is_under(f, folder_rel)}
     hive = bool(below) and all(
@@ -166,7 +197,7 @@ def _collection(
         file_format=_csv_format(members[0][1], schema),
         resource_size=sum(s.st_size for s in stats),
         partition_count=len(paths),
-        members=[p.relative_to(base).as_posix() for p in paths],
+        members=[p.relative_to(base).as_posix() for p in paths],  # type: ignore[arg-type]
         created_ms=min(created_ms(s) for s in stats),
         modified_ms=max(int(s.st_mtime_ns // 1_000_000) for s in stats),
     )
@@ -193,7 +224,7 @@ def _apply_schema(profile: ResourceProfile, fmt: FileFormat, schema: tuple[Any, 
         profile.field_count = len(schema)
 
 
-def _file_skeleton(path: Path, rel: str, file_format: FileFormat) -> ResourceProfile:
+def _file_skeleton(path: DataFile, rel: str, file_format: FileFormat) -> ResourceProfile:
     stat = path.stat()
     profile = ResourceProfile(path=rel, name=path.name, file_format=file_format.value)
     set_file_times(profile, stat)
@@ -208,7 +239,7 @@ def _file_skeleton(path: Path, rel: str, file_format: FileFormat) -> ResourcePro
 def profile_file(
     path: str | Path,
     *,
-    root: str | Path | None = None,
+    root: str | Path | ObjectFolder | None = None,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     file_format: str | None = None,
@@ -225,7 +256,7 @@ def profile_file(
     """
     profile = ResourceProfile(path=Path(path).as_posix(), name=Path(path).name)
     try:
-        target = locate(path, root)
+        target = locate_file(path, root)
         set_file_times(profile, target.stat())
         fmt = FileFormat(file_format) if file_format else detect_format(target)
         if fmt is None:
@@ -247,7 +278,7 @@ def profile_file(
 def profile_collection(
     folder: str | Path,
     *,
-    root: str | Path | None = None,
+    root: str | Path | ObjectFolder | None = None,
     members: Iterable[str] | None = None,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
@@ -268,7 +299,8 @@ def profile_collection(
         resource_type=ResourceType.COLLECTION.value,
     )
     try:
-        target = locate(folder, root)
+        target: Folder = (root.folder(Path(folder).as_posix()) if isinstance(root, ObjectFolder)
+                          else locate(folder, root))
         if not target.is_dir():
             return profile.fail("The folder no longer exists: it was moved or deleted.")
         if members is None:

@@ -20,10 +20,13 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from catalog_nb.server.profiling.locations import open_stream
 from catalog_nb.server.profiling.model import FileFormat, ProfilingError
+
+if TYPE_CHECKING:
+    from catalog_nb.server.profiling.locations import DataFile
 
 HEAD_BYTES = 64 * 1024
 BLOCK_BYTES = 1024 * 1024
@@ -68,7 +71,7 @@ class Dialect:
     columns: list[str] = field(default_factory=list)
 
 
-def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+def read_head(path: DataFile, size: int = HEAD_BYTES) -> bytes:
     """The first ``size`` bytes of a file."""
     with path.open("rb") as fh:
         return fh.read(size)
@@ -85,7 +88,7 @@ def check_text(head: bytes) -> None:
         raise ProfilingError("The file holds binary content (control bytes), not text.")
 
 
-def detect_encoding(path: Path) -> Encoding:
+def detect_encoding(path: DataFile) -> Encoding:
     """Detect the text encoding of a whole file (see the module docstring)."""
     head = read_head(path, 4)
     if head.startswith(codecs.BOM_UTF8):
@@ -98,7 +101,7 @@ def detect_encoding(path: Path) -> Encoding:
     invalid = 0
     multibyte = False
     cp1252 = True
-    with path.open("rb") as fh:
+    with open_stream(path) as fh:
         while block := fh.read(BLOCK_BYTES):
             if block.isascii():
                 continue
@@ -119,7 +122,7 @@ def detect_encoding(path: Path) -> Encoding:
     return Encoding("cp1252" if cp1252 else "latin-1")
 
 
-def head_text(path: Path, encoding: Encoding, size: int = HEAD_BYTES) -> tuple[str, bool]:
+def head_text(path: DataFile, encoding: Encoding, size: int = HEAD_BYTES) -> tuple[str, bool]:
     """The decoded head of a text file and whether the file is longer than the head."""
     with path.open("rb") as fh:
         raw = fh.read(size + 1)
@@ -209,7 +212,7 @@ def column_names(raw: list[str], width: int) -> list[str]:
     return names
 
 
-def detect_format(path: Path) -> FileFormat | None:
+def detect_format(path: DataFile) -> FileFormat | None:
     """The format of a data file from its extension, checked or completed by its first bytes.
 
     ``.json`` files holding one object per line are JSON lines; files without a known extension

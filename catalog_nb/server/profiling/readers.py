@@ -50,6 +50,7 @@ from catalog_nb.server.profiling.formats import (
     sniff_dialect,
 )
 from catalog_nb.server.profiling.inference import Column, arrow_data_type, python_column
+from catalog_nb.server.profiling.locations import DataFile, open_stream
 from catalog_nb.server.profiling.model import DataType, FileFormat, ProfilingError, ReadProgress
 from catalog_nb.server.profiling.threads import run_in_background
 
@@ -111,8 +112,8 @@ class ReadCounter:
 class _Counted(io.RawIOBase):
     """A file's raw byte stream that reports how far it has been read."""
 
-    def __init__(self, path: Path, counter: ReadCounter) -> None:
-        self._fh = path.open("rb", buffering=0)
+    def __init__(self, path: DataFile, counter: ReadCounter) -> None:
+        self._fh: Any = open_stream(path, buffering=0)
         self._counter = counter
 
     def readable(self) -> bool:
@@ -131,7 +132,7 @@ class _Counted(io.RawIOBase):
 class _Transcoder(io.RawIOBase):
     """A byte stream that decodes a file with any codec and hands out UTF-8."""
 
-    def __init__(self, path: Path, encoding: Encoding, counter: ReadCounter) -> None:
+    def __init__(self, path: DataFile, encoding: Encoding, counter: ReadCounter) -> None:
         self._fh = _Counted(path, counter)
         self._decoder = codecs.getincrementaldecoder(encoding.name)(errors=encoding.errors)
         self._buffer = bytearray()
@@ -157,7 +158,7 @@ class _Transcoder(io.RawIOBase):
         super().close()
 
 
-def csv_dialect(path: Path, encoding: Encoding) -> Dialect:
+def csv_dialect(path: DataFile, encoding: Encoding) -> Dialect:
     """Sniff a CSV file's dialect from its head (ProfilingError when it looks binary)."""
     check_text(read_head(path))
     text, truncated = head_text(path, encoding)
@@ -165,7 +166,7 @@ def csv_dialect(path: Path, encoding: Encoding) -> Dialect:
 
 
 def csv_chunks(
-    path: Path, dialect: Dialect, encoding: Encoding, chunk_rows: int, report: ReadReport,
+    path: DataFile, dialect: Dialect, encoding: Encoding, chunk_rows: int, report: ReadReport,
     counter: ReadCounter | None = None,
 ) -> Iterator[Chunk]:
     """CSV chunks of at most ``chunk_rows`` rows; every column is text to be inferred."""
@@ -184,7 +185,7 @@ def csv_chunks(
     # Arrow reads ahead of what it parses, so bytes are counted by the rows handed out (their
     # text plus one separator per field), not by what Arrow has pulled from the file.
     source: Any = (
-        path.open("rb")
+        open_stream(path)
         if encoding.name == "utf-8" and encoding.errors == "strict"
         else _Transcoder(path, encoding, ReadCounter())
     )
@@ -310,13 +311,13 @@ def _record(value: Any) -> dict[str, Any]:
     return flatten(value) if isinstance(value, dict) else {"value": value}
 
 
-def _open_text(path: Path, encoding: Encoding, counter: ReadCounter | None) -> TextIO:
+def _open_text(path: DataFile, encoding: Encoding, counter: ReadCounter | None) -> TextIO:
     raw = io.BufferedReader(_Counted(path, counter or ReadCounter()), BLOCK_BYTES)
     return io.TextIOWrapper(raw, encoding=encoding.name, errors=encoding.errors)
 
 
 def jsonl_records(
-    path: Path, encoding: Encoding, report: ReadReport, counter: ReadCounter | None = None
+    path: DataFile, encoding: Encoding, report: ReadReport, counter: ReadCounter | None = None
 ) -> Iterator[dict[str, Any]]:
     """Flattened records of a JSON lines file; bad lines are counted in ``report``."""
     with _open_text(path, encoding, counter) as fh:
@@ -333,7 +334,7 @@ def jsonl_records(
 
 
 def json_records(
-    path: Path, encoding: Encoding, counter: ReadCounter | None = None
+    path: DataFile, encoding: Encoding, counter: ReadCounter | None = None
 ) -> Iterator[dict[str, Any]]:
     """Flattened records of a JSON document: the elements of a top-level array, else itself."""
     with _open_text(path, encoding, counter) as fh:
@@ -425,24 +426,37 @@ def _flat_fields(schema: pa.Schema | pa.StructType, prefix: str = "") -> Declare
     return declared
 
 
-def parquet_schema(source: Path | pq.ParquetFile) -> tuple[Declared, int]:
+def parquet_schema(source: DataFile | pq.ParquetFile) -> tuple[Declared, int]:
     """Flattened field types and the row count of a Parquet file, from its footer."""
     with _opened(source) as parquet:
         return _flat_fields(parquet.schema_arrow), parquet.metadata.num_rows
 
 
 @contextlib.contextmanager
-def _opened(source: Path | pq.ParquetFile) -> Iterator[pq.ParquetFile]:
+def _opened(source: DataFile | pq.ParquetFile) -> Iterator[pq.ParquetFile]:
     """The Parquet file ``source`` names, opened here (and closed after), or ``source`` itself:
     reading a small file's footer three times costs more than reading its values."""
     if isinstance(source, pq.ParquetFile):
         yield source
         return
-    with pq.ParquetFile(source) as parquet:
+    with open_parquet(source) as parquet:
         yield parquet
 
 
-def parquet_footer(source: Path | pq.ParquetFile) -> dict[str, FooterStats]:
+@contextlib.contextmanager
+def open_parquet(source: DataFile) -> Iterator[pq.ParquetFile]:
+    """A Parquet file opened (and closed after): a local path as it always was, an object
+    through a random-access file (footer first, then only the column chunks read, nearby
+    ranges coalesced into one request by ``pre_buffer``)."""
+    if isinstance(source, Path):
+        with pq.ParquetFile(source) as parquet:
+            yield parquet
+        return
+    with source.random_access() as raw, pq.ParquetFile(raw, pre_buffer=True) as parquet:
+        yield parquet
+
+
+def parquet_footer(source: DataFile | pq.ParquetFile) -> dict[str, FooterStats]:
     """Null counts and min/max of the columns whose every row group has them in the footer.
 
     Leaves inside lists are left out: their null counts count elements, not rows. Min/max are
@@ -471,8 +485,8 @@ def parquet_footer(source: Path | pq.ParquetFile) -> dict[str, FooterStats]:
 
 
 def parquet_chunks(
-    source: Path | pq.ParquetFile, size: int, chunk_rows: int, counter: ReadCounter | None = None,
-    skip: frozenset[str] = frozenset(),
+    source: DataFile | pq.ParquetFile, size: int, chunk_rows: int,
+    counter: ReadCounter | None = None, skip: frozenset[str] = frozenset(),
 ) -> Iterator[Chunk]:
     """Record batches of a Parquet file of ``size`` bytes, struct columns flattened to dotted
     names. Top-level columns named in ``skip`` are not read at all.
@@ -501,7 +515,7 @@ def _row_groups(parquet: pq.ParquetFile) -> Iterator[int]:
         yield parquet.metadata.row_group(group).num_rows
 
 
-def quick_schema(path: Path, file_format: FileFormat) -> tuple[Any, ...] | None:
+def quick_schema(path: DataFile, file_format: FileFormat) -> tuple[Any, ...] | None:
     """A cheap signature of a file's schema (for grouping partitions); None when unreadable."""
     try:
         if file_format is FileFormat.PARQUET:

@@ -8,6 +8,7 @@ from pydantic import AfterValidator, Field
 
 from catalog_nb.contract import SourceType
 from catalog_nb.server.profiling.connect import mask_url
+from catalog_nb.server.profiling.object_uri import is_object_uri
 from catalog_nb.server.schemas.common import Name, Payload, Wire
 from catalog_nb.server.schemas.jobs import JobOut, job_out
 
@@ -55,6 +56,11 @@ class SourceUpdate(SourceFields):
 
 
 class SourceOut(Wire):
+    """A data source. ``uri`` is a folder path, an SQLAlchemy URL (password as ``***``) or an
+    object store's ``s3://[KEY_ID:***@]bucket/prefix[?endpoint=&region=]`` (a catalog_nb extra:
+    the spec's DataSource has no field for the store's settings, so the uri carries them; see
+    :mod:`catalog_nb.server.profiling.object_uri`)."""
+
     key: str
     type: str = "datasource"
     name: str
@@ -69,10 +75,17 @@ class SourceOut(Wire):
     last_job: JobOut | None
 
 
+def has_secrets(row: dict[str, Any]) -> bool:
+    """Whether a stored source's uri may hold a secret: an SQL URL's password, an object-store
+    URI's secret access key (both parsed, masked and restored by the same code)."""
+    return bool(row["source_type"] == SourceType.SQL.value or is_object_uri(str(row["uri"])))
+
+
 def shown_uri(row: dict[str, Any]) -> str:
-    """The uri of a stored source as people see it (an SQL password as ``***``)."""
+    """The uri of a stored source as people see it (an SQL password, an object store's secret
+    access key as ``***``)."""
     uri = str(row["uri"])
-    return mask_url(uri) if row["source_type"] == SourceType.SQL.value else uri
+    return mask_url(uri) if has_secrets(row) else uri
 
 
 def source_out(

@@ -1,6 +1,7 @@
 """Data source use cases: registering and changing a source (Administrator: a FILE source's
-folder resolved under a data root, an SQL source's URL checked without connecting, the
-``sourceType`` never changed, a password sent back as ``***`` restored from the stored one), and
+folder resolved under a data root, an object-store FILE source's ``s3://`` location under an
+object root, an SQL source's URL checked without connecting, the ``sourceType`` never changed, a
+password or secret access key sent back as ``***`` restored from the stored one), and
 reading the sources the caller may see with their resource counts and latest jobs.
 """
 
@@ -12,7 +13,14 @@ from catalog_nb.contract import AuditAction, AuditObjectType, ErrorCode, SourceT
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.profiling.connect import restore_secrets
-from catalog_nb.server.schemas.sources import SourceCreate, SourceOut, shown_uri, source_out
+from catalog_nb.server.profiling.object_uri import is_object_uri
+from catalog_nb.server.schemas.sources import (
+    SourceCreate,
+    SourceOut,
+    has_secrets,
+    shown_uri,
+    source_out,
+)
 from catalog_nb.server.security import Caller, require_admin
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
@@ -24,6 +32,8 @@ _WRITE = "Changing data sources"
 
 
 def _checked_uri(source_type: str, uri: str, settings: Settings) -> str:
+    if source_type == SourceType.FILE.value and is_object_uri(uri):
+        return source_store.object_uri(uri, settings.object_roots)
     if source_type == SourceType.FILE.value:
         return str(source_store.file_folder(uri, settings.data_roots))
     return source_store.sql_url(uri, settings.store_url, settings.data_roots)
@@ -73,8 +83,8 @@ def update(
 ) -> SourceOut:
     """Change a data source (Administrator), audited; ``changes`` holds the properties sent.
 
-    ``sourceType`` cannot change. An SQL ``uri`` whose password is ``***`` (as it was read)
-    keeps the stored password.
+    ``sourceType`` cannot change. An SQL ``uri`` whose password is ``***`` (as it was read), or
+    an ``s3://`` one whose secret access key is, keeps the stored secret.
     """
     with audited(store, caller, AuditAction.UPDATE, AuditObjectType.DATA_SOURCE, key=key) as w:
         require_admin(caller, _WRITE)
@@ -94,7 +104,7 @@ def update(
                 )
         if "uri" in changes:
             uri = str(changes["uri"])
-            if current["source_type"] == SourceType.SQL.value:
+            if has_secrets(current):
                 uri = restore_secrets(uri, str(current["uri"]))
             changes["uri"] = _checked_uri(str(current["source_type"]), uri, settings)
         row = source_store.update_source(w.conn, key, changes)

@@ -1,7 +1,8 @@
 """Data sources, and the resource, virtual folder and data set look-ups that permissions need.
 
 Also where a source may lie: :func:`file_folder` resolves a FILE source's folder and checks it
-against the configured data roots; :func:`sql_url` checks an SQL source's URL without
+against the configured data roots, :func:`object_uri` an object-store FILE source's bucket and
+prefix against the object roots; :func:`sql_url` checks an SQL source's URL without
 connecting, and for SQLite checks its files like folders (under the data roots, never the
 catalog's own store, recognised by device and inode). Both raise 400 errors whose messages never
 contain a password. :func:`sqlite_guard` repeats the file checks when a job connects.
@@ -20,6 +21,7 @@ from sqlalchemy.engine import make_url
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.profiling.connect import check_url, redact, split_attachments
+from catalog_nb.server.profiling.object_uri import parse_object_uri
 from catalog_nb.server.store.common import fold, new_key, now_ms, unique_name
 from catalog_nb.server.store.schema import data_resources, data_sources, datasets, virtual_folders
 
@@ -201,6 +203,40 @@ def file_folder(uri: str, roots: Sequence[Path]) -> Path:
             ErrorCode.INVALID_SOURCE_URI,
         )
     return resolved
+
+
+def object_uri(uri: str, roots: Sequence[str]) -> str:
+    """An object-store FILE source's URI (``s3://[KEY_ID:SECRET@]bucket/prefix[?endpoint=&
+    region=]``), checked against the object roots, in its canonical spelling.
+
+    400 INVALID_SOURCE_URI when it does not parse, 400 SOURCE_OUTSIDE_ROOTS when its bucket and
+    prefix lie under none of ``roots`` (``s3://bucket/prefix`` entries) or none is configured:
+    like the data roots, no object root means no object-store source. Nothing is requested
+    from the store (a missing bucket or refused credentials fail the source's jobs, which say
+    so). Messages never hold the secret.
+    """
+    try:
+        parsed = parse_object_uri(uri)
+        allowed = [parse_object_uri(r) for r in roots]
+    except ValueError as exc:
+        raise BadRequest(
+            f"The uri of this object-store source is not usable: {redact(str(exc), uri)}.",
+            ErrorCode.INVALID_SOURCE_URI,
+        ) from None
+    if not allowed:
+        raise BadRequest(
+            "No object roots are configured, so no object-store source may be registered: set "
+            "CATALOG_OBJECT_ROOTS to the s3://bucket/prefix locations the catalog may read.",
+            ErrorCode.SOURCE_OUTSIDE_ROOTS,
+        )
+    if not any(parsed.within(root) for root in allowed):
+        shown = ", ".join(root.location for root in allowed)
+        raise BadRequest(
+            f"The location {parsed.location} lies outside the object roots the catalog may "
+            f"read: {shown}.",
+            ErrorCode.SOURCE_OUTSIDE_ROOTS,
+        )
+    return parsed.render()
 
 
 def sql_url(uri: str, store_url: str | None = None,

@@ -1,0 +1,157 @@
+"""Benchmark: profiling TPC-H through the catalog from an S3-compatible store vs. local disk.
+
+    python -m tests.benchmarks.object_store [--scale 1] [--data DIR] [--repeats N]
+
+TPC-H at ``--scale`` (default 0.1; the issue's figure is SF1) is generated with ``tpchgen-cli``
+as CSV and as Parquet into ``--data`` (default ``~/.cache/catalog_nb/tpch``, shared with
+:mod:`.profile_tpch`) and put into moto's S3 server (``moto_server``, its own process on a free
+port of 127.0.0.1). An embedded catalog service (jobs in processes, as deployed; tag and relation
+discovery off, so only browsing and profiling are timed) then profiles each format's eight
+tables with a real PROFILE job twice over: from the folder on local disk (the anchor) and from
+the bucket. Each job is timed from its POST to its end, ``--repeats`` times on fresh sources,
+local and object store alternating, and the best time kept.
+
+Prints, per format: MB, the local seconds (anchor), the object-store seconds, their ratio and
+the object store's MB/s, with the load average before and after. moto is a test double written
+in Python that reads a whole object to answer any range request, so the ratio is an upper bound
+of what a real store on the same machine would cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import boto3
+import requests
+from boto3.s3.transfer import TransferConfig
+
+from catalog_nb.demo.embedded import EmbeddedServer
+from tests.benchmarks.harness import PASSWORD, Api
+from tests.benchmarks.profile_tpch import TABLES, ensure_tpch
+
+BUCKET = "tpch"
+KEY_ID, SECRET = "benchmark", "benchmark-secret"
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_moto() -> tuple[subprocess.Popen[bytes], str]:
+    """moto's S3 server in a process of its own (so it competes with the catalog for the CPU
+    as a real local store would, not for this process's interpreter lock)."""
+    port = _free_port()
+    tool = shutil.which("moto_server") or str(Path(sys.executable).with_name("moto_server"))
+    process = subprocess.Popen([tool, "-H", "127.0.0.1", "-p", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            requests.get(endpoint, timeout=1)
+            return process, endpoint
+        except requests.ConnectionError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise RuntimeError("moto_server did not start") from None
+            time.sleep(0.2)
+
+
+def upload(endpoint: str, folder: Path, prefix: str) -> None:
+    """Every table of ``folder`` into the bucket under ``prefix`` (multipart for large ones)."""
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET)
+    existing = {b["Name"] for b in client.list_buckets().get("Buckets", [])}
+    if BUCKET not in existing:
+        client.create_bucket(Bucket=BUCKET)
+    config = TransferConfig(multipart_threshold=64 * 2**20, multipart_chunksize=64 * 2**20)
+    for path in sorted(folder.iterdir()):
+        client.upload_file(str(path), BUCKET, f"{prefix}/{path.name}", Config=config)
+
+
+def timed_profile(api: Api, name: str, uri: str) -> tuple[float, dict[str, Any]]:
+    """Seconds of a PROFILE job of a fresh source at ``uri``, from its POST to its end."""
+    key = api.post("/datasource", {"name": name, "sourceType": "FILE", "uri": uri})["key"]
+    clock = time.monotonic()
+    job = api.run_job(key, "PROFILE")
+    seconds = time.monotonic() - clock
+    if job["counts"]["errors"]:
+        raise RuntimeError(f"{name}: {job['errors']}")
+    return seconds, job
+
+
+def run(data: Path, scale: str, repeats: int) -> None:
+    """Generate, upload, profile both ways, print the table."""
+    folders = {fmt: ensure_tpch(data, scale, fmt) for fmt in ("csv", "parquet")}
+    moto, endpoint = start_moto()
+    try:
+        for folder in folders.values():
+            clock = time.monotonic()
+            upload(endpoint, folder, folder.name)
+            print(f"uploaded {folder.name} in {time.monotonic() - clock:.1f} s", flush=True)
+        with tempfile.TemporaryDirectory(prefix="catalog-object-bench-") as work:
+            server = EmbeddedServer(
+                Path(work) / "catalog", admin_password=PASSWORD, data_roots=[data],
+                object_roots=[f"s3://{BUCKET}"], discovery_after_profile=False,
+                relations_after_profile=False,
+            ).start()
+            try:
+                measure(Api(server.url), folders, endpoint, scale, repeats)
+            finally:
+                server.stop()
+    finally:
+        moto.terminate()
+        moto.wait(timeout=30)
+
+
+def measure(api: Api, folders: dict[str, Path], endpoint: str, scale: str,
+            repeats: int) -> None:
+    print(f"load average before: {_load()}  (cores: {os.cpu_count()})")
+    print(f"{'TPC-H SF' + scale:16} {'MB':>7} {'local s':>8} {'s3 s':>7} {'ratio':>6} "
+          f"{'s3 MB/s':>8}")
+    settings = urlencode({"endpoint": endpoint})
+    for fmt, folder in folders.items():
+        size = sum((folder / f"{t}.{fmt}").stat().st_size for t in TABLES) / 2**20
+        best = {"local": float("inf"), "s3": float("inf")}
+        for attempt in range(repeats):
+            local, _ = timed_profile(api, f"local-{fmt}-{attempt}", str(folder))
+            remote, _ = timed_profile(
+                api, f"s3-{fmt}-{attempt}",
+                f"s3://{KEY_ID}:{SECRET}@{BUCKET}/{folder.name}?{settings}")
+            best["local"] = min(best["local"], local)
+            best["s3"] = min(best["s3"], remote)
+        print(f"{fmt:16} {size:7.1f} {best['local']:8.2f} {best['s3']:7.2f} "
+              f"{best['s3'] / best['local']:6.2f} {size / best['s3']:8.0f}", flush=True)
+    print(f"load average after: {_load()}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the options and run."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scale", default="0.1", help="TPC-H scale factor (1: the issue's)")
+    parser.add_argument("--data", type=Path, default=Path.home() / ".cache/catalog_nb/tpch")
+    parser.add_argument("--repeats", type=int, default=2, help="jobs per side; best kept")
+    args = parser.parse_args(argv)
+    args.data.mkdir(parents=True, exist_ok=True)
+    run(args.data.resolve(), str(args.scale), max(1, args.repeats))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
