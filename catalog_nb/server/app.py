@@ -60,6 +60,7 @@ from catalog_nb.server.routes import (
     users,
 )
 from catalog_nb.server.settings import Settings
+from catalog_nb.server.slashes import TrailingSlash
 from catalog_nb.server.store import Store
 
 _PARAMS = ("query", "path", "header", "cookie")
@@ -215,6 +216,8 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Fa
         app.add_middleware(GZip, minimum_size=settings.gzip_minimum_size,
                            compresslevel=settings.gzip_level,
                            exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, ARROW_STREAM))
+    # Outermost: every other layer, and the routing, sees "/tag/" as "/tag" (server/slashes.py).
+    app.add_middleware(TrailingSlash, prefix=API_PREFIX)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

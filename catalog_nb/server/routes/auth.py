@@ -25,9 +25,10 @@ from catalog_nb.server.errors import Throttled
 from catalog_nb.server.passwords import verify_password
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.schemas.users import LoginRequest, LoginResult, UserInfo, display_name
+from catalog_nb.server.security import Caller
 from catalog_nb.server.settings import Settings
+from catalog_nb.server.store import Store, throttle
 from catalog_nb.server.store import sessions as session_store
-from catalog_nb.server.store import throttle
 from catalog_nb.server.store import users as user_store
 from catalog_nb.server.store.common import fold, now_ms
 
@@ -107,10 +108,27 @@ def login(body: LoginRequest, request: Request, response: Response, store: Store
 
 
 # Two routes rather than one with two methods, so each gets its own OpenAPI operation id.
-@router.get("/logout", status_code=204)
 @router.post("/logout", status_code=204)
 def logout(caller: CallerDep, store: StoreDep) -> Response:
     """End the caller's session; the cookie stops working, even if replayed."""
+    _end_session(caller, store)
+    response = Response(status_code=204)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+@router.get("/logout")
+def logout_get(caller: CallerDep, store: StoreDep) -> JSONResponse:
+    """End the caller's session, answered as the product does: 200 ``{redirectUrl, message}``
+    (scripts written for it call ``.json()`` on the answer; docs/compatibility.md)."""
+    _end_session(caller, store)
+    response = JSONResponse({"redirectUrl": f"{API_PREFIX}/login", "message": "Logged out."})
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+def _end_session(caller: Caller, store: Store) -> None:
+    """Close the caller's session in the store and record the logout."""
     if caller.token:
         with store.write() as conn:
             session_store.close_session(conn, caller.token)
@@ -119,9 +137,6 @@ def logout(caller: CallerDep, store: StoreDep) -> Response:
         object_type=AuditObjectType.SESSION, object_key=caller.key, object_name=caller.name,
         outcome=AuditOutcome.SUCCESS, message="logged out", client=caller.client,
     )
-    response = Response(status_code=204)
-    response.delete_cookie(SESSION_COOKIE, path="/")
-    return response
 
 
 def version_document(settings: Settings) -> dict[str, str]:

@@ -142,6 +142,20 @@ def update_by_path(
         resource_updates.update_resource(store, caller, body, None, source_name, resource_path))
 
 
+@router.put("/dataresource", include_in_schema=False)
+def update_in_folder(
+    caller: CallerDep,
+    store: StoreDep,
+    resource_path: Annotated[str, Query(alias="resourcePath", min_length=1)],
+    virtual_folder_name: Annotated[str, Query(alias="virtualFolderName", min_length=1)],
+    body: Annotated[Any, Body()] = None,
+) -> JSONResponse:
+    """The product's form of ``PUT /dataresource/source/{sourceName}`` (docs/compatibility.md):
+    the resource at ``resourcePath`` of the virtual folder ``virtualFolderName``."""
+    return JSONResponse(resource_updates.update_resource(
+        store, caller, body, None, path=resource_path, folder_name=virtual_folder_name))
+
+
 @router.put("/dataresource/{key}")
 def update_resource(
     key: str, caller: CallerDep, store: StoreDep, body: Annotated[Any, Body()] = None

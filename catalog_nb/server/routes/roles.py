@@ -14,6 +14,7 @@ from fastapi import APIRouter, Response
 from catalog_nb.contract import AuditAction, AuditObjectType
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
+from catalog_nb.server.route_aliases import alias_prefix
 from catalog_nb.server.schemas.roles import RoleCreate, RoleOut, RoleUpdate, role_out
 from catalog_nb.server.security import require_admin
 from catalog_nb.server.services import roles
@@ -69,3 +70,5 @@ def delete_role(role_key: str, caller: CallerDep, store: StoreDep) -> Response:
     return Response(status_code=204)
 
 
+# The product's /role paths (docs/compatibility.md): the same endpoints, out of the document.
+alias_prefix(router, "/user/role", "/role")

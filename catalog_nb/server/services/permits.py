@@ -44,6 +44,15 @@ def who_sees_resource(
         mine, *theirs = visibilities(conn, [caller.roles, *(u.roles for u in everyone)])
         if not mine.sees(source["key"], resource_path):
             raise _no_source(source_name)
-        source_store.get_resource_by_path(conn, source["key"], resource_path)
+        try:
+            row = source_store.get_resource_by_path(conn, source["key"], resource_path)
+        except NotFound:
+            # A leading "/" is forgiven, as everywhere a resourcePath is read: paths are
+            # relative to the source's root.
+            if not resource_path.startswith("/"):
+                raise
+            row = source_store.get_resource_by_path(conn, source["key"],
+                                                    resource_path.lstrip("/"))
+        resource_path = row["path"]
         return {u.name: seen.sees(source["key"], resource_path)
                 for u, seen in zip(everyone, theirs, strict=True)}

@@ -68,6 +68,14 @@ def list_folders(conn: Connection, vis: Visibility) -> list[dict[str, Any]]:
     return [r for r in rows if vis.sees_folder(r)]
 
 
+def folder_by_name(conn: Connection, vis: Visibility, name: str) -> dict[str, Any] | None:
+    """The virtual folder of this name (case-insensitive) the caller sees, else None."""
+    query = _folders_query().where(VF.c.name_fold == fold(name.strip()))
+    found = conn.execute(query).mappings().first()
+    row = _clean(found) if found is not None else None
+    return row if row is not None and vis.sees_folder(row) else None
+
+
 def folders_in_sources(conn: Connection, source_keys: Iterable[str]) -> list[dict[str, Any]]:
     """Every virtual folder of these data sources (visibility is the caller's to apply)."""
     wanted = sorted(set(source_keys))
