@@ -4,12 +4,12 @@
 
 TPC-H at ``--scale`` (default 0.1; the issue's figure is SF1) is generated with ``tpchgen-cli``
 as CSV and as Parquet into ``--data`` (default ``~/.cache/catalog_nb/tpch``, shared with
-:mod:`.profile_tpch`) and put into moto's S3 server (``moto_server``, its own process on a free
-port of 127.0.0.1). An embedded catalog service (jobs in processes, as deployed; tag and relation
-discovery off, so only browsing and profiling are timed) then profiles each format's eight
-tables with a real PROFILE job twice over: from the folder on local disk (the anchor) and from
-the bucket. Each job is timed from its POST to its end, ``--repeats`` times on fresh sources,
-local and object store alternating, and the best time kept.
+:mod:`.profile_tpch`) and put into moto's S3 server (``python -m moto.server``, a process of its
+own on a free port of 127.0.0.1). An embedded catalog service (jobs in processes, as deployed;
+tag and relation discovery off, so only browsing and profiling are timed) then profiles each
+format's eight tables with a real PROFILE job twice over: from the folder on local disk (the
+anchor) and from the bucket. Each job is timed from its POST to its end, ``--repeats`` times on
+fresh sources, local and object store alternating, and the best time kept.
 
 Prints, per format: MB, the local seconds (anchor), the object-store seconds, their ratio and
 the object store's MB/s, with the load average before and after. moto is a test double written
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -57,19 +56,20 @@ def start_moto() -> tuple[subprocess.Popen[bytes], str]:
     """moto's S3 server in a process of its own (so it competes with the catalog for the CPU
     as a real local store would, not for this process's interpreter lock)."""
     port = _free_port()
-    tool = shutil.which("moto_server") or str(Path(sys.executable).with_name("moto_server"))
-    process = subprocess.Popen([tool, "-H", "127.0.0.1", "-p", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # This interpreter's moto (``moto_server`` on PATH may be another installation's).
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while True:
         try:
-            requests.get(endpoint, timeout=1)
+            requests.get(endpoint, timeout=10)  # the first answer waits for moto's imports
             return process, endpoint
-        except requests.ConnectionError:
+        except requests.RequestException:
             if time.monotonic() > deadline or process.poll() is not None:
                 process.kill()
-                raise RuntimeError("moto_server did not start") from None
+                raise RuntimeError("moto's server did not start") from None
             time.sleep(0.2)
 
 

@@ -256,7 +256,10 @@ class ObjectFile:
         if info.type != pafs.FileType.File:
             raise FileNotFoundError(f"No such object: s3://{self.key}")
         self._info = info
-        return ObjectStat(int(info.size or 0), int(info.mtime_ns or 0))
+        # Whole seconds: stores list times in milliseconds but answer HEAD in seconds (HTTP
+        # dates), and browsing (listing) and profiling (HEAD) must agree on "unchanged".
+        mtime_ns = int(info.mtime_ns or 0) // 1_000_000_000 * 1_000_000_000
+        return ObjectStat(int(info.size or 0), mtime_ns)
 
     @property
     def fs(self) -> pafs.FileSystem:
