@@ -71,3 +71,16 @@ def test_object_roots_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("CATALOG_OBJECT_ROOTS", "s3://key:secret@lake/raw")
     with pytest.raises(ValueError, match="bucket/prefix only"):
         Settings()
+
+
+def test_store_errors_met_while_reading_are_described_as_such() -> None:
+    from catalog_nb.server.profiling.feed import describe_error
+
+    gone = OSError("When reading from key 'raw/a.csv' in bucket 'lake': AWS Error NO_SUCH_KEY "
+                   "during GetObject operation: The specified key does not exist.")
+    assert describe_error(gone, "csv") == (
+        "The file no longer exists: it was moved or deleted after browsing.")
+    refused = OSError("When reading from key 'raw/a.csv' in bucket 'lake': AWS Error "
+                      "ACCESS_DENIED during GetObject operation: Access Denied")
+    assert describe_error(refused, "csv").startswith(
+        "The object cannot be read from the store: ")

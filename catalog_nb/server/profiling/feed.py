@@ -92,6 +92,11 @@ def describe_error(exc: BaseException, file_format: str | None) -> str:
     """A sentence for ``errorMsg`` describing why a file could not be profiled."""
     if isinstance(exc, FileNotFoundError):
         return "The file no longer exists: it was moved or deleted after browsing."
+    # An object store's refusal is an OSError without an errno too, but not bad content.
+    if isinstance(exc, OSError) and "AWS Error NO_SUCH_KEY" in str(exc):
+        return "The file no longer exists: it was moved or deleted after browsing."
+    if isinstance(exc, OSError) and "AWS Error" in str(exc):
+        return f"The object cannot be read from the store: {_printable(str(exc))}"
     # Arrow reports bad content (a corrupt Parquet footer...) as an OSError without an errno.
     if isinstance(exc, OSError) and exc.errno is not None:
         return f"The file cannot be read: {exc.strerror or exc}."
