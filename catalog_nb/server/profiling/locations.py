@@ -161,12 +161,13 @@ class ObjectFolder:
         return f"ObjectFolder('s3://{self.path}')"
 
     def folder(self, rel: str | PurePosixPath) -> ObjectFolder:
-        """The folder ``rel`` below this one (ProfilingError-free: checked by :func:`_rel`)."""
+        """The folder ``rel`` below this one (FileNotFoundError for ``..`` in it)."""
         rel_text = _rel(rel)
         return ObjectFolder(self.fs, self.bucket, f"{self.prefix}/{rel_text}".strip("/"))
 
     def file(self, rel: str | PurePosixPath, *, whole: bool = False) -> ObjectFile:
-        """The object ``rel`` below this folder; ``whole``: fetch it at once when small."""
+        """The object ``rel`` below this folder (FileNotFoundError for ``..`` in it);
+        ``whole``: fetch it at once when small."""
         return ObjectFile(self, _rel(rel), whole=whole)
 
     def is_dir(self) -> bool:
