@@ -24,6 +24,7 @@ import re
 import socket
 import sys
 import threading
+import warnings
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -110,6 +111,9 @@ def _shown(master: str) -> str:
 
 
 def _build(master: str, conf: dict[str, str]) -> SparkSession:
+    # pyspark warns on every Arrow task that it does not support pandas 3 yet: the engine
+    # hands it Arrow batches only, never pandas frames.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     try:
         from pyspark.sql import SparkSession
     except ImportError:

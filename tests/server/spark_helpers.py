@@ -1,0 +1,98 @@
+"""What the Spark engine's tests share: one local SparkSession per test process and a lake of
+files that exercises what makes two engines disagree (see ``write_lake``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from catalog_nb.server.spark_session import spark_session, stop_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: The master of the tests' one session; a server whose jobs run on threads of the test process
+#: and names the same master reuses it (no second JVM).
+MASTER = "local[2]"
+#: Fewer rows than the lake's files hold, so that sampling matters.
+SAMPLE_ROWS = 1000
+#: Small chunks: files of several chunks, Parquet files of several parts.
+CHUNK_ROWS = 512
+ROWS = 4000
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """The test process's SparkSession (local[2], UI off, two shuffle partitions)."""
+    session = spark_session(MASTER, conf={"spark.sql.shuffle.partitions": "2",
+                                          "spark.default.parallelism": "2"})
+    yield session
+    stop_session()
+
+
+def _row(i: int, rng: random.Random) -> dict[str, Any]:
+    return {
+        "id": i,
+        "amount": None if i % 17 == 0 else round(rng.uniform(-50, 5000), 2),
+        # numbers for most of the file, then codes: the column turns STRING late
+        "code": str(i) if i < ROWS - 300 else f"X{i}",
+        "mixed": rng.choice(["1", "2.5", "true", "abc", "", "7", "007"]),
+        "day": (dt.date(2020, 1, 1) + dt.timedelta(days=i % 900)).isoformat(),
+        "ts": f"2021-03-04 10:{i % 60:02d}:{i % 7:02d}",
+        "name": rng.choice(["Alice", "bob", " Carol ", "DAVE", "Émile", None]),
+        "flag": rng.choice(["true", "false", None]),
+    }
+
+
+def write_lake(root: Path) -> dict[str, list[str]]:
+    """CSV, JSON lines, Parquet (several row groups) and two collections (Hive-style Parquet
+    partitions, numbered CSV files) under ``root``; returns each collection's members."""
+    rng = random.Random(7)
+    rows = [_row(i, rng) for i in range(ROWS)]
+    root.mkdir(parents=True, exist_ok=True)
+
+    def csv_text(part: list[dict[str, Any]]) -> str:
+        lines = [",".join(rows[0])]
+        lines += [",".join("" if v is None else str(v) for v in r.values()) for r in part]
+        return "\n".join(lines) + "\n"
+
+    (root / "orders.csv").write_text(csv_text(rows), encoding="utf-8")
+    with (root / "events.jsonl").open("w", encoding="utf-8") as out:
+        for r in rows:
+            record = dict(r)
+            if r["id"] % 3 == 0 and r["amount"] is not None:
+                record["amount"] = int(r["amount"])  # ints among floats
+            out.write(json.dumps(record) + "\n")
+    table = pa.Table.from_pylist([{**r, "day": dt.date.fromisoformat(r["day"]),
+                                   "code": r["code"]} for r in rows])
+    pq.write_table(table, root / "orders.parquet", row_group_size=700)
+    members: dict[str, list[str]] = {"sales": [], "daily": []}
+    for year in range(3):
+        folder = root / "sales" / f"year={2022 + year}"
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.slice(year * 1400, 1400), folder / "part-0.parquet",
+                       row_group_size=300)
+        members["sales"].append(f"sales/year={2022 + year}/part-0.parquet")
+    (root / "daily").mkdir(exist_ok=True)
+    for day in range(4):
+        name = f"daily/day-{day:02d}.csv"
+        (root / name).write_text(csv_text(rows[day * 1000:(day + 1) * 1000]), encoding="utf-8")
+        members["daily"].append(name)
+    # A column of words, then files of numbers: read after the words they stay text (their
+    # sketch hashes "2.50", not 2.5), so Spark reads those files again in that light.
+    (root / "shift").mkdir(exist_ok=True)
+    members["shift"] = []
+    for part, values in enumerate([["n/a", "none", "2.50"], ["2.50", "3.10", "4"], ["7", "8"]]):
+        name = f"shift/v-{part:02d}.csv"
+        (root / name).write_text("v,w\n" + "".join(f"{v},{i}\n" for i, v in
+                                                   enumerate(values * 300)), encoding="utf-8")
+        members["shift"].append(name)
+    return members

@@ -1,0 +1,97 @@
+"""PROFILE jobs with engine spark through HTTP: the same stored profile as the local engine's,
+and a Spark master that cannot be reached failing the job while the service stays up."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.conftest import Http, Server
+from tests.server.source_helpers import create_source, fields, resources, wait_job
+from tests.server.spark_helpers import MASTER, SAMPLE_ROWS, spark, write_lake
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["spark"]  # the session fixture, used by name
+
+#: Stored columns that differ between two sources' copies of the same resource.
+_OWN = {"key", "data_source_key", "resource_key", "collection_key", "created_ms", "updated_ms",
+        "profiled_ms", "browsed_ms", "run_id", "status_details", "generation", "doc_id",
+        "last_profiled_ms", "position_key", "detailed_status"}
+
+
+def _profile_job(http: Http, source_key: str, engine: str) -> dict[str, Any]:
+    response = http.post("/job", json={"jobType": "PROFILE", "dataSourceKey": source_key,
+                                       "engine": engine})
+    assert response.status_code == 201, response.text
+    assert response.json()["engine"] == engine
+    return wait_job(http, response.json()["key"], timeout=90)
+
+
+def _mine(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items()
+            if k not in _OWN and not k.endswith("_ms") and not k.startswith("time_of_")}
+
+
+@pytest.mark.slow(seconds=90)
+def test_a_spark_job_stores_the_local_engines_profile(
+        spark: SparkSession, make_server: Callable[..., Server], tmp_path: Path,
+        unique: Callable[[str], str]) -> None:
+    write_lake(tmp_path / "lake")
+    # Jobs on threads of this process, on the session the tests already hold (no second JVM).
+    server = make_server(data_roots=[tmp_path], job_isolation="thread", spark_master=MASTER,
+                         profile_sample_rows=SAMPLE_ROWS, discovery_after_profile=False,
+                         relations_after_profile=False)
+    http = server.session()
+    local = create_source(http, unique("local"), "FILE", str(tmp_path / "lake"))
+    on_spark = create_source(http, unique("spark"), "FILE", str(tmp_path / "lake"))
+    first = _profile_job(http, local["key"], "local")
+    done = _profile_job(http, on_spark["key"], "spark")
+    assert first["state"] == done["state"] == "SUCCEEDED", done
+    assert done["counts"] == first["counts"] and done["errors"] == []
+    expected, found = resources(server, local["key"]), resources(server, on_spark["key"])
+    assert set(found) == set(expected) and len(found) >= 7
+    assert sum(row["status"] == "PROFILED" for row in expected.values()) >= 6
+    for path, row in expected.items():
+        assert _mine(found[path]) == _mine(row), path
+        mine, theirs = fields(server, row["key"]), fields(server, found[path]["key"])
+        assert list(theirs) == list(mine), path
+        for name, field in mine.items():  # every property, the type, the sketch's bytes
+            assert _mine(theirs[name]) == _mine(field), (path, name)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_unreachable_spark_master_fails_the_job_and_the_service_stays_up(
+        make_server: Callable[..., Server], tmp_path: Path, unique: Callable[[str], str]) -> None:
+    (tmp_path / "lake").mkdir()
+    (tmp_path / "lake" / "t.csv").write_text("id,name\n1,a\n2,b\n")
+    master = f"spark://127.0.0.1:{_closed_port()}"
+    # Jobs in their own process, as served: a Spark failure must not take the service along.
+    server = make_server(data_roots=[tmp_path], spark_master=master)
+    http = server.session()
+    source = create_source(http, unique("lake"), "FILE", str(tmp_path / "lake"))
+    started = time.monotonic()
+    response = http.post("/job", json={"jobType": "PROFILE", "dataSourceKey": source["key"],
+                                       "engine": "spark"})
+    assert response.status_code == 201, response.text
+    job = wait_job(http, response.json()["key"], timeout=60)
+    assert time.monotonic() - started < 30
+    assert job["state"] == "FAILED" and job["engine"] == "spark"
+    message = job["message"]
+    assert "Spark master" in message and "cannot be reached" in message and master in message
+    assert "Exception" not in message and "\tat " not in message and "py4j" not in message
+    # The service answers, and the same source profiles with the local engine.
+    assert http.get("/version").status_code == 200
+    local = _profile_job(http, source["key"], "local")
+    assert local["state"] == "SUCCEEDED", local
