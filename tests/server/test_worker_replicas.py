@@ -114,7 +114,7 @@ def test_two_replicas_and_two_workers_share_one_store(tmp_path: Path) -> None:
             # Sessions: made on A, honoured on B; ended on A, refused on B.
             session = a.login()
             assert b.call("GET", "/user/list/roles", session).status_code == 200
-            assert a.call("GET", "/logout", session).status_code == 204
+            assert a.call("GET", "/logout", session).ok
             assert b.call("GET", "/user/list/roles", session).status_code == 401
 
             # Configuration written through A is B's.
@@ -136,7 +136,10 @@ def test_two_replicas_and_two_workers_share_one_store(tmp_path: Path) -> None:
                 assert worker.stop() == 0, worker.text()[-3000:]
             for replica in replicas:  # one serve process dies of the SIGTERM it stops on
                 assert replica.stop() in (0, -signal.SIGTERM), replica.text()[-3000:]
-            assert all("Traceback" not in w.text() for w in workers)
+            for worker in workers:  # the runner's own failures (claims, heartbeats) are logged
+                for failure in ("claiming a job failed", "job heartbeat failed",
+                                "the worker failed on job"):
+                    assert failure not in worker.text(), worker.text()[-5000:]
 
         with Store(url, application_name=TEST_APPLICATION) as store, store.read() as conn:
             paths = conn.execute(select(data_resources.c.data_source_key, data_resources.c.path)

@@ -128,8 +128,10 @@ def _wait(store: Store, key: str, until: Callable[[dict[str, Any]], bool],
 
 
 def _running_in(store: Store, key: str, workers: list[Process]) -> Process:
-    """The worker in the middle of job ``key`` (a few files profiled, most to go)."""
-    job = _wait(store, key, lambda j: j["state"] == "RUNNING" and (j["done"] or 0) >= 3)
+    """The worker in the middle of job ``key`` (a file profiled, most to go). Job processes
+    run at a lower priority: on a busy machine that can take a while."""
+    job = _wait(store, key, lambda j: j["state"] == "RUNNING" and (j["done"] or 0) >= 1,
+                timeout=240)
     assert job["state"] == "RUNNING", job
     (worker,) = [w for w in workers if w.name == job["worker"]]
     return worker

@@ -63,11 +63,10 @@ class Process:
                                  ) from None
 
 
-@dataclass
-class Replica(Process):
-    """A ``catalog-nb serve --no-jobs`` answering on ``api``."""
+class Calls:
+    """Requests to a service whose API base is ``api``, one connection each."""
 
-    api: str = ""
+    api: str
 
     def call(self, method: str, path: str, token: str | None = None,
              **kwargs: Any) -> requests.Response:
@@ -79,6 +78,20 @@ class Replica(Process):
         response = self.call("POST", "/login", json={"username": user, "password": password})
         assert response.status_code == 200, response.text
         return str(response.cookies[SESSION_COOKIE])
+
+
+@dataclass
+class Api(Calls):
+    """Any service's API (an embedded one, say)."""
+
+    api: str
+
+
+@dataclass
+class Replica(Process, Calls):
+    """A ``catalog-nb serve --no-jobs`` answering on ``api``."""
+
+    api: str = ""
 
 
 @dataclass
@@ -143,7 +156,7 @@ class Processes:
                 process.popen.wait(10)
 
 
-def wait_jobs_done(replica: Replica, token: str, count: int, timeout: float = 180
+def wait_jobs_done(replica: Calls, token: str, count: int, timeout: float = 180
                    ) -> list[dict[str, Any]]:
     """Until the ``count`` newest jobs have all ended; those jobs."""
     deadline = time.monotonic() + timeout
