@@ -343,8 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the jobs queued in the store of a catalog service (on this machine or "
         "another), beside 'catalog-nb serve' (or its '--no-jobs' replicas): each job is claimed "
         "once by one worker, its name is recorded in the job, and its heartbeat lets any live "
-        "worker or service fail the jobs of a worker that died. SIGTERM or SIGINT stops it; its "
-        "running jobs go back to QUEUED. Never creates a store.",
+        "worker (or service running jobs) fail the jobs of a worker that died. SIGTERM or "
+        "SIGINT stops it; its running jobs go back to QUEUED. Never creates a store.",
     )
     worker.add_argument("--jobs", type=int, default=None, metavar="N",
                         help="jobs run at once, each in a process of its own (default: "
