@@ -306,3 +306,18 @@ def test_the_notebook_session_alone_loads_no_picture_or_widget_library() -> None
              "set(nb.__all__) <= set(dir(nb)))")
     assert subprocess.run([sys.executable, "-c", names], capture_output=True, text=True,
                           check=True, timeout=120).stdout.split() == ["True", "FacetSearch", "True"]
+
+
+def test_only_the_spark_modules_import_pyspark() -> None:
+    """pyspark (and its JVM) serves PROFILE jobs on Spark only: the client, the service and
+    the local engine never load it, not even the job code that hands a job to Spark."""
+    allowed = {"catalog_nb/server/spark_session.py", "catalog_nb/server/profiling/spark.py"}
+    found = [v for v in violations(".", ("pyspark", "py4j"))
+             if v.split(" imports ")[0] not in allowed]
+    assert found == []
+    probe = ("import sys, catalog_nb, catalog_nb.client, catalog_nb.server.app, "
+             "catalog_nb.server.job_work; print(sorted(m for m in sys.modules "
+             "if m.split('.')[0] in ('pyspark', 'py4j')))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True, timeout=120).stdout.strip()
+    assert loaded == "[]"
