@@ -1,7 +1,8 @@
 """A PROFILE job's resources profiled on Spark (``engine: "spark"``), for
 :class:`catalog_nb.server.job_work.ClaimedJob`.
 
-Only FILE sources on a local (or mounted) folder go to Spark: an SQL source's tables are
+FILE sources go to Spark, folders and object stores alike (executors read objects with the
+profiler's own object-store readers, no Hadoop S3 connector needed): an SQL source's tables are
 profiled by the local engine whatever the job's engine, as the database already does the
 reading and a Spark job would only add a JVM between them (the profile is the same either
 way; the job keeps its engine as asked). The Spark session is the
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.job_discovery import JobFailed
+from catalog_nb.server.profiling.locations import ObjectFolder
 from catalog_nb.server.profiling.model import ReadProgress, ResourceProfile
 from catalog_nb.server.settings import Settings
 
@@ -30,9 +32,8 @@ def profile_on_spark(settings: Settings, folder: object, target: ResourceProfile
     """``target`` (a file or a collection of ``folder``) profiled by the Spark engine."""
     from catalog_nb.server.spark_session import SparkUnavailable, spark_session
 
-    if not isinstance(folder, Path):
-        raise JobFailed("The Spark engine reads FILE sources on a local or mounted folder; "
-                        "profile this source with engine 'local'.")
+    if not isinstance(folder, Path | ObjectFolder):
+        raise JobFailed("The Spark engine profiles FILE sources (folders and object stores).")
     try:
         session = spark_session(settings.spark_master)
         from catalog_nb.server.profiling import spark

@@ -47,7 +47,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.profiling.feed import (
@@ -58,6 +57,7 @@ from catalog_nb.server.profiling.feed import (
     fill_text_gaps,
     finish,
     locate,
+    locate_file,
     set_file_times,
 )
 from catalog_nb.server.profiling.files import (
@@ -67,6 +67,13 @@ from catalog_nb.server.profiling.files import (
 )
 from catalog_nb.server.profiling.formats import detect_format
 from catalog_nb.server.profiling.inference import Column, join_types
+from catalog_nb.server.profiling.locations import (
+    DataFile,
+    Folder,
+    ObjectFile,
+    ObjectFolder,
+    Stat,
+)
 from catalog_nb.server.profiling.model import (
     DataType,
     FileFormat,
@@ -76,6 +83,7 @@ from catalog_nb.server.profiling.model import (
 )
 from catalog_nb.server.profiling.readers import (
     ReadReport,
+    open_parquet,
     parquet_footer,
     parquet_schema,
 )
@@ -97,7 +105,8 @@ class Part:
     """One task's work: a file (or a row range of a Parquet file) to profile or to count."""
 
     index: int
-    path: str
+    #: a local path or an object (:mod:`.locations`: pickled with its store's settings)
+    file: DataFile
     fmt: str
     count_only: bool = False
     #: rows [start, stop) of a Parquet file (None: the whole file with the local reader)
@@ -111,6 +120,21 @@ class Part:
     #: columns whose text ranges to read (the last pass; the part's report says how)
     gaps: tuple[str, ...] = ()
     report: ReadReport | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # An object travels as its folder (the store's filesystem, which pickles with its
+        # settings) and key: its listing entry does not pickle, and a small one is fetched
+        # where it is read.
+        state = dict(self.__dict__)
+        if isinstance(self.file, ObjectFile):
+            state["file"] = (self.file.folder, self.file.rel)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if isinstance(state["file"], tuple):
+            folder, rel = state["file"]
+            state["file"] = folder.file(rel, whole=True)
+        self.__dict__.update(state)
 
 
 @dataclass
@@ -163,7 +187,7 @@ class _PartProfiler(TableProfiler):
 def run_part(part: Part, sample_rows: int, chunk_rows: int) -> Outcome:
     """One task (on an executor): count, profile or read the text ranges of one part."""
     fmt = FileFormat(part.fmt)
-    path = Path(part.path)
+    path = part.file
     try:
         if part.count_only:
             return Outcome(part.index, count=count_rows(path, fmt))
@@ -173,7 +197,7 @@ def run_part(part: Part, sample_rows: int, chunk_rows: int) -> Outcome:
         profiler = _PartProfiler(sample_rows, picks=picks)
         if part.context:
             profiler.resume(part.context)
-        profile = ResourceProfile(path=part.path, name=path.name, file_format=fmt.value)
+        profile = ResourceProfile(path=str(path), name=path.name, file_format=fmt.value)
         if part.rows is None:
             report = feed_file(path, fmt, profiler, chunk_rows, profile)
         else:
@@ -188,13 +212,14 @@ def run_part(part: Part, sample_rows: int, chunk_rows: int) -> Outcome:
         return Outcome(part.index, error=describe_error(exc, fmt.value))
 
 
-def _parquet_rows(path: Path, part: Part, profiler: TableProfiler, chunk_rows: int) -> ReadReport:
+def _parquet_rows(path: DataFile, part: Part, profiler: TableProfiler,
+                  chunk_rows: int) -> ReadReport:
     """Rows [start, stop) of a Parquet file into ``profiler``, in the local reader's chunks
     (``chunk_rows`` each from the file's first row: its batches span row groups)."""
     assert part.rows is not None
     start, stop = part.rows
     report = ReadReport()
-    with pq.ParquetFile(path) as parquet:
+    with open_parquet(path) as parquet:
         declared, _ = parquet_schema(parquet)
         for name, (data_type, nullable) in declared.items():
             profiler.declare(name, data_type, nullable)
@@ -232,9 +257,8 @@ def _text_ranges(part: Part, sample_rows: int, chunk_rows: int) -> Outcome:
     for name in part.gaps:
         profiler.column(name).text_gap = True
     if part.report is not None:
-        path = Path(part.path)
-        fill_text_gaps(profiler, [(path, part.report)], chunk_rows,
-                       ResourceProfile(path=part.path, name=path.name))
+        fill_text_gaps(profiler, [(part.file, part.report)], chunk_rows,
+                       ResourceProfile(path=str(part.file), name=part.file.name))
     return Outcome(part.index, profiler)
 
 
@@ -275,18 +299,18 @@ def run_parts(session: SparkSession, parts: list[Part], sample_rows: int,
     return [found[i] for i in range(len(parts))]
 
 
-def _file_parts(path: Path, fmt: FileFormat, chunk_rows: int, slots: int,
+def _file_parts(path: DataFile, fmt: FileFormat, chunk_rows: int, slots: int,
                 start: int) -> list[Part]:
     """The parts of one file to profile, numbered from ``start``."""
     if fmt is not FileFormat.PARQUET:
-        return [Part(start, str(path), fmt.value)]
+        return [Part(start, path, fmt.value)]
     declared, rows = parquet_schema(path)
     chunks = -(-rows // chunk_rows)
     count = min(chunks, slots * PARTS_PER_SLOT)
     if count <= 1 or not declared:
-        return [Part(start, str(path), fmt.value, rows=(0, rows))]
+        return [Part(start, path, fmt.value, rows=(0, rows))]
     per = -(-chunks // count) * chunk_rows
-    return [Part(start + i, str(path), fmt.value, rows=(at, min(rows, at + per)), first=i == 0)
+    return [Part(start + i, path, fmt.value, rows=(at, min(rows, at + per)), first=i == 0)
             for i, at in enumerate(range(0, rows, per))]
 
 
@@ -390,9 +414,9 @@ def _reports(profiled: list[Part], outcomes: dict[int, Outcome]) -> list[ReadRep
         report = outcomes[p.index].report
         if report is None:
             continue
-        into = by_file.get(p.path)
+        into = by_file.get(str(p.file))
         if into is None:
-            by_file[p.path] = replace(report, warnings=list(report.warnings))
+            by_file[str(p.file)] = replace(report, warnings=list(report.warnings))
             continue
         into.ragged_rows += report.ragged_rows
         into.bad_records += report.bad_records
@@ -415,7 +439,7 @@ def profile_file(
     session: SparkSession,
     path: str | Path,
     *,
-    root: str | Path | None = None,
+    root: str | Path | ObjectFolder | None = None,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     file_format: str | None = None,
@@ -428,7 +452,7 @@ def profile_file(
     """
     profile = ResourceProfile(path=Path(path).as_posix(), name=Path(path).name)
     try:
-        target = locate(path, root)
+        target = locate_file(path, root)
         set_file_times(profile, target.stat())
         fmt = FileFormat(file_format) if file_format else detect_format(target)
         if fmt is None:
@@ -458,7 +482,7 @@ def profile_collection(
     session: SparkSession,
     folder: str | Path,
     *,
-    root: str | Path | None = None,
+    root: str | Path | ObjectFolder | None = None,
     members: Iterable[str] | None = None,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
@@ -470,7 +494,8 @@ def profile_collection(
     profile = ResourceProfile(path=Path(folder).as_posix(), name=Path(folder).name,
                               resource_type=ResourceType.COLLECTION.value)
     try:
-        target = locate(folder, root)
+        target: Folder = (root.folder(Path(folder).as_posix()) if isinstance(root, ObjectFolder)
+                          else locate(folder, root))
         if not target.is_dir():
             return profile.fail("The folder no longer exists: it was moved or deleted.")
         if members is None:
@@ -490,7 +515,7 @@ def profile_collection(
 
 
 def _collection(session: SparkSession, profile: ResourceProfile, members: list[str],
-                root: str | Path | None, sample_rows: int, chunk_rows: int,
+                root: str | Path | ObjectFolder | None, sample_rows: int, chunk_rows: int,
                 max_profiled: int, on_read: ReadProgress | None) -> None:
     """:func:`.feed.profile_members` with the members' reading done by Spark tasks."""
     if not members:
@@ -502,11 +527,11 @@ def _collection(session: SparkSession, profile: ResourceProfile, members: list[s
     parts: list[Part] = []
     owner: dict[int, int] = {}  # part -> member
     sizes: list[int] = []
-    stats = []
+    stats: list[Stat] = []
     slots = _slots(session)
     for index, member in enumerate(members):
         try:
-            path = locate(member, root)
+            path = locate_file(member, root)
             stat = path.stat()
             stats.append(stat)
             sizes.append(stat.st_size)
@@ -515,7 +540,7 @@ def _collection(session: SparkSession, profile: ResourceProfile, members: list[s
                 raise ProfilingError("Not a data file: the format is none of CSV, JSON, Parquet.")
             profile.file_format = profile.file_format or fmt.value
             found = (_file_parts(path, fmt, chunk_rows, slots, len(parts)) if index in chosen
-                     else [Part(len(parts), str(path), fmt.value, count_only=True)])
+                     else [Part(len(parts), path, fmt.value, count_only=True)])
             parts.extend(found)
             owner.update((p.index, index) for p in found)
         except ProfilingError as exc:
