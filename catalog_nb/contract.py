@@ -35,6 +35,8 @@ JOB_LIST_MAX = 1000
 #: Most items `POST /tagassociation/list` takes in one request, and the largest `pageSize` of
 #: `GET /tagassociation`.
 ASSOCIATION_LIST_MAX = 1000
+#: minScore of a tag that has none: discovery's threshold, and what a Tag answers for it.
+TAG_DEFAULT_MIN_SCORE = 0.8
 #: Default and largest `pageSize` of `GET /dataresource/metadata`; larger values are refused.
 METADATA_PAGE_DEFAULT = 100
 METADATA_PAGE_MAX = 1000

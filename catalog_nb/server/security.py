@@ -81,6 +81,13 @@ def domain_level(caller: Caller, domain_key: str) -> AccessLevel | None:
     return AccessLevel(max(levels, key=lambda lvl: _RANK.get(lvl, -1)))
 
 
+def stewards_domain(caller: Caller, domain_key: str) -> bool:
+    """Whether the caller may create, change and delete the tags of this tag domain (Steward
+    or above there, as :func:`require_domain` checks)."""
+    held = domain_level(caller, domain_key)
+    return held is not None and _RANK.get(held.value, -1) >= _RANK[AccessLevel.STEWARD.value]
+
+
 def require_domain(
     caller: Caller, domain_key: str, domain_name: str, level: AccessLevel, doing: str
 ) -> None:

@@ -50,7 +50,8 @@ def test_a_field_association_is_a_full_view(
     assert made["resourcePath"] == "people.csv" and made["dataSourceName"] == lake["name"]
     assert made["field"] == "email" and made["state"] == "ACCEPTED"  # default for admins
     assert made["semantic"] == "OTHER" and made["description"] == "contact"
-    assert made["weight"] is None and made["rules"] == []
+    # a person's association has full weight (a number in the spec; issue 17)
+    assert made["weight"] == 1.0 and made["rules"] == []
     assert made["sensitivity"] == "CONFIDENTIAL" and made["createdBy"] == "admin"
     events = audit_search(admin, objectKey=made["key"])
     assert events[0]["objectType"] == "TAG_ASSOCIATION" and events[0]["message"] == "created"
@@ -63,7 +64,8 @@ def test_resource_and_field_level_are_different_associations(
 ) -> None:
     whole = associate(admin, lake["people"], tag["key"])
     field = associate(admin, lake["people"], tag["key"], field="phone")
-    assert whole["field"] is None and field["field"] == "phone"
+    # a resource-level association's field is "" (the spec types it as a string; issue 17)
+    assert whole["field"] == "" and field["field"] == "phone"
     assert whole["key"] != field["key"]
     empty = associate(admin, lake["people"], tag["key"], field="")
     assert empty["key"] == whole["key"]  # an empty field name is the resource itself

@@ -163,6 +163,13 @@ def test_accepted_tags_of_resources_and_joined_fields_are_carried(lake: Lake) ->
     assert [t["key"] for t in to_orders["tags"]] == [tag["key"]]
     assert [t["key"] for t in to_orders["leftTags"]] == [whole["key"]]
     assert to_orders["leftTags"][0]["domainName"] == domain["name"]
+    # whole Tag objects, as the spec types JoinConditionTO's tag arrays (issue 17)
+    whole_tag = lake.admin.get(f"/tag/{whole['key']}").json()
+    assert set(to_orders["leftTags"][0]) == set(whole_tag)
+    assert {k: v for k, v in to_orders["leftTags"][0].items()
+            if k not in ("children", "associationCount")} == {
+        k: v for k, v in whole_tag.items() if k not in ("children", "associationCount")}
+    assert set(to_orders["tags"][0]) == set(whole_tag)
     assert to_orders["rightTags"] == []
     # Seen from orders, the customers file's tags are on the right.
     back = one(lake.detail("sales.orders")["joinConditions"], "customer_id",

@@ -140,3 +140,21 @@ def test_a_domain_read_back_is_accepted_and_changes_refused(admin: Http) -> None
     copied = admin.post("/tagdomain", json={**domain, "name": name("copy"), "tagCount": 4})
     assert copied.status_code == 201, copied.text
     assert copied.json()["tagCount"] == 0
+
+
+def test_unset_tag_values_sent_back_stay_unset(admin: Http) -> None:
+    """A Tag answers unset values as the spec types them ("" and 0, discovery's minScore);
+    sent back they change nothing."""
+    domain = make_domain(admin)
+    tag = make_tag(admin, domain["key"], "plain")
+    assert (tag["sensitivity"], tag["externalId"], tag["regexMaxLen"]) == ("", "", 0)
+    response = admin.put(f"/tag/{tag['key']}", json={**tag, "description": "d"})
+    assert response.status_code == 200, response.text
+    after = response.json()
+    assert {k: v for k, v in after.items() if k not in ("description", "timeOfLastChange")} == {
+        k: v for k, v in tag.items() if k not in ("description", "timeOfLastChange")}
+    # a REGEX tag keeps its bounds; 0 for a bound means none
+    regex = make_tag(admin, domain["key"], "rx", tagState="REGEX", regEx="[0-9]+",
+                     regexMinLen=2, regexMaxLen=0)
+    assert (regex["regexMinLen"], regex["regexMaxLen"]) == (2, 0)
+    assert admin.put(f"/tag/{regex['key']}", json={"regexMaxLen": 5}).json()["regexMaxLen"] == 5

@@ -46,7 +46,7 @@ def test_a_resource_lists_its_associations_with_names_weight_and_rules(
                                             ["learning:name", "regex:Public"])
     body = resource(admin, key)
     views = body["tagAssociationViewList"]
-    assert [v["field"] for v in views] == [None, "amount"]  # resource level first
+    assert [v["field"] for v in views] == ["", "amount"]  # resource level ("") first
     assert views[0] == whole
     suggestion = views[1]
     assert suggestion["tagFullName"] == sens["PUBLIC"]["fullName"]

@@ -11,7 +11,9 @@ from tests.server.helpers import assert_error, audit_search, create_role, row_co
 from tests.server.tag_helpers import immutable_domain, make_domain, make_tag, name
 
 DOMAIN_KEYS = {"key", "name", "description", "immutable", "tagCount", "timeOfCreation",
-               "timeOfLastChange"}
+               "timeOfLastChange",
+               # the product's fields (issue 17; test_tag_domain_fields.py)
+               "color", "semantic", "createTags", "deleteTags", "readTags"}
 
 
 def test_create_read_list_update_delete(admin: Http) -> None:

@@ -41,7 +41,10 @@ def test_a_tag_has_every_property_and_sensible_defaults(
     assert tag["enable"] is True and tag["learningEnabled"] is False
     assert tag["immutable"] is False and tag["synonyms"] == []
     assert tag["allSensitivities"] == [s.value for s in Sensitivity]
-    assert tag["associationCount"] == 0 and tag["sensitivity"] is None
+    # unset values as the spec types them, not null (issue 17)
+    assert tag["associationCount"] == 0 and tag["sensitivity"] == ""
+    assert (tag["minScore"], tag["regexMinLen"], tag["regexMaxLen"]) == (0.8, 0, 0)
+    assert tag["externalId"] == "" and tag["externalSourceName"] == ""
     assert admin.get(f"/tag/{tag['key']}").json() == tag
     events = audit_search(admin, objectKey=tag["key"])
     assert events[0]["action"] == "CREATE" and events[0]["objectType"] == "TAG"

@@ -89,10 +89,12 @@ TAG_COLUMNS: tuple[Column, ...] = (
     Column("immutable", "bool"),
     Column("min_score", "float", "minScore"),
     Column("reg_ex", "string", "regEx"),
-    Column("regex_min_len", "int", "regexMinLen"),
-    Column("regex_max_len", "int", "regexMaxLen"),
+    # A service answering as the spec types them sends 0 and "" for unset: missing here, as a
+    # service that sends null gives (docs/compatibility.md).
+    Column("regex_min_len", "int", lambda r: r.get("regexMinLen") or None),
+    Column("regex_max_len", "int", lambda r: r.get("regexMaxLen") or None),
     Column("synonyms", "list"),
-    Column("sensitivity", "string"),
+    Column("sensitivity", "string", lambda r: r.get("sensitivity") or None),
     Column("association_count", "int", "associationCount"),
     Column("description", "string"),
     Column("created", "time", "timeOfCreation"),

@@ -35,7 +35,7 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.exc import IntegrityError
 
-from catalog_nb.contract import TagState
+from catalog_nb.contract import TAG_DEFAULT_MIN_SCORE, TagState
 from catalog_nb.server.discovery.builtin import check_of
 from catalog_nb.server.discovery.checks import Check
 from catalog_nb.server.discovery.learning import Examples, FieldView
@@ -55,8 +55,8 @@ from catalog_nb.server.store.common import now_ms
 
 log = logging.getLogger(__name__)
 
-#: minScore of a tag that has none.
-DEFAULT_MIN_SCORE = 0.8
+#: minScore of a tag that has none (the contract's, which a Tag answers for it).
+DEFAULT_MIN_SCORE = TAG_DEFAULT_MIN_SCORE
 #: Fields a pattern may time out on before it is skipped for the rest of the run.
 MAX_TIMEOUTS_PER_TAG = 3
 #: Suggestions written per transaction: about a millisecond each, so a login waiting behind a

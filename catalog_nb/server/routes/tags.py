@@ -37,7 +37,7 @@ router = APIRouter(tags=["tags"])
 def list_domains(caller: CallerDep, store: StoreDep) -> list[DomainOut]:
     """Every tag domain, by name."""
     with store.read() as conn:
-        return [domain_out(d) for d in domain_store.list_domains(conn)]
+        return [domain_out(d, caller) for d in domain_store.list_domains(conn)]
 
 
 @router.post("/tagdomain/list", status_code=201, response_model=list[DomainOut],
@@ -54,7 +54,7 @@ def create_domains(
 def get_domain(key: str, caller: CallerDep, store: StoreDep) -> DomainOut:
     """The tag domain with this key."""
     with store.read() as conn:
-        return domain_out(domain_store.get_domain(conn, key))
+        return domain_out(domain_store.get_domain(conn, key), caller)
 
 
 @router.post("/tagdomain", status_code=201, response_model=DomainOut,

@@ -16,6 +16,9 @@ from catalog_nb.contract import ASSOCIATION_LIST_MAX, TagAssociationState
 from catalog_nb.server.schemas.common import Payload, Wire
 
 _KEY = 64
+#: An association's ``semantic`` when none was given, and a person's association's ``weight``.
+UNSET_SEMANTIC = "OTHER"
+PERSON_WEIGHT = 1.0
 _TEXT = 100_000
 #: Most items ``POST /tagassociation/list`` takes.
 MAX_BULK = ASSOCIATION_LIST_MAX
@@ -69,11 +72,11 @@ class AssociationView(Wire):
     resource_key: str
     resource_path: str | None
     data_source_name: str | None
-    field: str | None
+    field: str
     state: str
-    semantic: str | None
+    semantic: str
     description: str | None
-    weight: float | None
+    weight: float
     rules: list[str]
     sensitivity: str | None
     created_by: str | None
@@ -120,11 +123,14 @@ def view_out(
         "resourceKey": row["resource_key"],
         "resourcePath": row.get("resource_path", path),
         "dataSourceName": row.get("source_name", source_name),
-        "field": row["field_scope"] or None,
+        # As the spec types them (string, number; not null): "" for a resource-level
+        # association, OTHER (the one value the spec shows) when none was given, and full
+        # confidence for an association a person made rather than discovery.
+        "field": row["field_scope"] or "",
         "state": row["state"],
-        "semantic": row["semantic"],
+        "semantic": row["semantic"] or UNSET_SEMANTIC,
         "description": row["description"],
-        "weight": row["weight"],
+        "weight": PERSON_WEIGHT if row["weight"] is None else row["weight"],
         "rules": list(row["rules"] or []),
         "sensitivity": row["tag_sensitivity"],
         "createdBy": row["created_by"],

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from catalog_nb.server.schemas.tags import tag_out
 from catalog_nb.server.store.joins import Loaded
 
 _FLIPPED = {"1:N": "N:1", "N:1": "1:N"}
@@ -19,6 +20,12 @@ _FLIPPED = {"1:N": "N:1", "N:1": "1:N"}
 
 def _number(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}".rstrip("0").rstrip(".")
+
+
+def _tags(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Whole Tag objects, as the spec types JoinConditionTO's tag arrays (without children, and
+    with no association count: those are the tag's own endpoints' to answer)."""
+    return [tag_out(r, {}).model_dump(by_alias=True) for r in rows]
 
 
 def _side(prefix: str, resource: Mapping[str, Any], tags: list[dict[str, Any]]) -> dict[str, Any]:
@@ -33,7 +40,7 @@ def _side(prefix: str, resource: Mapping[str, Any], tags: list[dict[str, Any]]) 
         f"{prefix}Size": resource["resource_size"] or 0,
         f"{prefix}TimeOfLastChange": resource["changed_ms"],
         f"{prefix}TimeOfResourceChange": resource["time_of_resource_change"],
-        f"{prefix}Tags": tags,
+        f"{prefix}Tags": _tags(tags),
     }
 
 
@@ -71,7 +78,7 @@ def condition_out(row: Mapping[str, Any], loaded: Loaded, flip: bool = False) ->
         "joinOrder": "LEFT_TO_RIGHT",
         "joinCardinality": cardinality,
         "joinStatState": row["origin"],
-        "tags": field_tags,
+        "tags": _tags(field_tags),
         "score": row["score"],
         "stats": {
             "score": _number(row["score"]),

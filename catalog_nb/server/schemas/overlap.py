@@ -62,7 +62,8 @@ def _unique(names: list[str]) -> list[str]:
 
 def comparison_out(request: Request, lists: dict[str, Any]) -> dict[str, Any]:
     """The TableComparisionTO of one comparison."""
-    return {"virtualFolder": request.virtual_folder, "tableOne": request.table_one,
+    # virtualFolder is a string in the spec: "" when the request named none.
+    return {"virtualFolder": request.virtual_folder or "", "tableOne": request.table_one,
             "tableTwo": request.table_two, **lists}
 
 

@@ -378,7 +378,7 @@ def _with_lists(out: dict[str, Any], row: Mapping[str, Any], ctx: Shaping) -> di
     if ctx.fields is not None:
         by_field: dict[str, list[dict[str, Any]]] = {}
         for view in views:
-            if view["field"] is not None:
+            if view["field"]:  # "" is a resource-level association
                 by_field.setdefault(view["field"], []).append(view)
         out["fields"] = [field_out(f, by_field.get(f["name"], ()))
                          for f in ctx.fields.get(row["key"], [])]

@@ -12,10 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
-from catalog_nb.contract import Sensitivity, TagAssociationState, TagState
+from catalog_nb.contract import (
+    TAG_DEFAULT_MIN_SCORE,
+    Sensitivity,
+    TagAssociationState,
+    TagState,
+)
 from catalog_nb.server.schemas.common import EntityOut, Name, Payload, Wire
+from catalog_nb.server.security import Caller, stewards_domain
 
 _TEXT = 100_000
 _SHORT = 1024
@@ -34,9 +40,14 @@ def _no_dot(value: str) -> str:
 #: A tag or domain name: a Name without dots.
 TagName = Annotated[Name, AfterValidator(_no_dot)]
 
-#: Read-only properties of a TagDomain.
+#: Read-only properties of a TagDomain (``createTags``, ``deleteTags``, ``readTags``: what the
+#: caller may do with its tags; ``semantic``: BUILT_IN for the domains the service seeds).
 _DOMAIN_READ_ONLY = frozenset({"key", "immutable", "tagCount", "timeOfCreation",
-                               "timeOfLastChange"})
+                               "timeOfLastChange", "createTags", "deleteTags", "readTags",
+                               "semantic"})
+#: A TagDomain's ``semantic``: seeded by the service (and immutable), or made by people.
+BUILT_IN, USER_CREATED = "BUILT_IN", "USER_CREATED"
+_COLOR = 32
 #: Derived properties of a Tag: compared with the current tag on update, ignored on create.
 TAG_DERIVED = frozenset({
     "type", "fullName", "domainName", "children", "immutable", "allSensitivities",
@@ -53,6 +64,7 @@ class DomainIn(Payload):
 
     name: TagName
     description: str | None = Field(default=None, max_length=_TEXT)
+    color: str | None = Field(default=None, max_length=_COLOR)
 
 
 class DomainUpdate(Payload):
@@ -63,6 +75,7 @@ class DomainUpdate(Payload):
 
     name: TagName | None = None
     description: str | None = Field(default=None, max_length=_TEXT)
+    color: str | None = Field(default=None, max_length=_COLOR)
 
     def values(self) -> dict[str, Any]:
         return self.changes()
@@ -76,15 +89,30 @@ class DomainOut(Wire):
     tag_count: int
     time_of_creation: int
     time_of_last_change: int
+    color: str | None
+    semantic: str
+    create_tags: bool
+    delete_tags: bool
+    read_tags: bool
 
 
-def domain_out(row: Mapping[str, Any]) -> DomainOut:
-    """The wire form of a stored tag domain (with its ``tag_count``)."""
+def domain_out(row: Mapping[str, Any], caller: Caller) -> DomainOut:
+    """The wire form of a stored tag domain (with its ``tag_count``) as ``caller`` sees it:
+    ``createTags``/``deleteTags`` say whether they may write its tags (Steward of it, or
+    Administrator), ``readTags`` that they may read them (every signed-in user may)."""
+    writes = stewards_domain(caller, row["key"])
     return DomainOut(
         key=row["key"], name=row["name"], description=row["description"],
         immutable=bool(row["immutable"]), tag_count=row["tag_count"],
         time_of_creation=row["created_ms"], time_of_last_change=row["changed_ms"],
+        color=row.get("color"), semantic=BUILT_IN if row["immutable"] else USER_CREATED,
+        create_tags=writes, delete_tags=writes, read_tags=True,
     )
+
+
+#: Wire names whose unset value a Tag answers as "" / as 0.
+_UNSET_TEXT = frozenset({"sensitivity", "externalId", "externalSourceName"})
+_UNSET_LENGTH = frozenset({"regexMinLen", "regexMaxLen"})
 
 
 class _TagFields(Payload):
@@ -106,6 +134,20 @@ class _TagFields(Payload):
     sensitivity: Sensitivity | None = None
     external_id: str | None = Field(default=None, max_length=_SHORT)
     external_source_name: str | None = Field(default=None, max_length=_SHORT)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unset_as_answered(cls, data: Any) -> Any:
+        """A Tag answers an unset ``sensitivity``, ``externalId`` or ``externalSourceName`` as
+        "" and an unset ``regexMinLen``/``regexMaxLen`` as 0 (the spec types them as string and
+        number, not null): sent back, those values mean unset again."""
+        if isinstance(data, dict):
+            unset = {k: None for k, v in data.items()
+                     if (k in _UNSET_TEXT and v == "") or (k in _UNSET_LENGTH and v == 0
+                                                           and not isinstance(v, bool))}
+            if unset:
+                return {**data, **unset}
+        return data
 
     #: Properties that cannot be null when sent.
     not_null: ClassVar[tuple[str, ...]] = (
@@ -155,20 +197,24 @@ class TagOut(EntityOut):
     enable: bool
     learning_enabled: bool
     immutable: bool
-    min_score: float | None
+    min_score: float
     reg_ex: str | None
-    regex_min_len: int | None
-    regex_max_len: int | None
+    regex_min_len: int
+    regex_max_len: int
     regex_filter_class: str | None
     synonyms: list[str]
-    sensitivity: str | None
+    sensitivity: str
     all_sensitivities: list[str]
-    external_id: str | None
-    external_source_name: str | None
+    external_id: str
+    external_source_name: str
     association_count: int
 
 
 ALL_SENSITIVITIES = [s.value for s in Sensitivity]
+
+
+def _or(value: Any, unset: Any) -> Any:
+    return unset if value is None else value
 
 
 def tag_out(
@@ -187,10 +233,13 @@ def tag_out(
         parent_key=row["parent_key"], children=kids, tag_state=row["tag_state"],
         state=row["state"], enable=bool(row["enable"]),
         learning_enabled=bool(row["learning_enabled"]), immutable=bool(row["immutable"]),
-        min_score=row["min_score"], reg_ex=row["reg_ex"], regex_min_len=row["regex_min_len"],
-        regex_max_len=row["regex_max_len"], regex_filter_class=row["regex_filter_class"],
-        synonyms=list(row["synonyms"] or []), sensitivity=row["sensitivity"],
-        all_sensitivities=ALL_SENSITIVITIES, external_id=row["external_id"],
-        external_source_name=row["external_source_name"],
+        # Unset values as the spec types them (number, string; not null): discovery's default
+        # minScore, 0 for no length bound, "" for no sensitivity or external reference.
+        min_score=_or(row["min_score"], TAG_DEFAULT_MIN_SCORE), reg_ex=row["reg_ex"],
+        regex_min_len=_or(row["regex_min_len"], 0), regex_max_len=_or(row["regex_max_len"], 0),
+        regex_filter_class=row["regex_filter_class"], synonyms=list(row["synonyms"] or []),
+        sensitivity=row["sensitivity"] or "", all_sensitivities=ALL_SENSITIVITIES,
+        external_id=row["external_id"] or "",
+        external_source_name=row["external_source_name"] or "",
         association_count=counts.get(row["key"], 0),
     )

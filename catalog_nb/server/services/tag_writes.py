@@ -43,7 +43,7 @@ _TAG_VOLATILE = ("children", "associationCount")
 _DOMAIN_VOLATILE = ("tagCount",)
 #: What every created tag / domain is (``services.read_back.refuse_on_create``).
 _NEW_TAG = {"type": "tag", "immutable": False}
-_NEW_DOMAIN = {"immutable": False}
+_NEW_DOMAIN = {"immutable": False, "semantic": "USER_CREATED"}
 
 
 def _unchanged_tag(conn: Connection, key: str, body: TagUpdate) -> None:
@@ -70,7 +70,7 @@ def create_domain(store: Store, caller: Caller, body: DomainIn) -> DomainOut:
         refuse_on_create(body, _NEW_DOMAIN)
         row = domain_store.create_domain(w.conn, body.model_dump())
         w.target(row["key"], row["name"])
-    return domain_out(row)
+    return domain_out(row, caller)
 
 
 def create_domains(store: Store, caller: Caller, body: Sequence[DomainIn]) -> list[DomainOut]:
@@ -84,7 +84,7 @@ def create_domains(store: Store, caller: Caller, body: Sequence[DomainIn]) -> li
             refuse_on_create(item, _NEW_DOMAIN)
             row = domain_store.create_domain(batch.conn, item.model_dump())
             batch.done.append((row["key"], row["name"]))
-            made.append(domain_out(row))
+            made.append(domain_out(row, caller))
     return made
 
 
@@ -94,10 +94,11 @@ def update_domain(store: Store, caller: Caller, key: str, body: DomainUpdate) ->
         require_admin(caller, _DOMAINS)
         if "name" in body.changes() and body.name is None:
             refuse_nulls(["name"])
-        refuse_changed(body, domain_out(domain_store.get_domain(w.conn, key)), _DOMAIN_VOLATILE)
+        refuse_changed(body, domain_out(domain_store.get_domain(w.conn, key), caller),
+                       _DOMAIN_VOLATILE)
         row = domain_store.update_domain(w.conn, key, body.values())
         w.target(row["key"], row["name"])
-    return domain_out(row)
+    return domain_out(row, caller)
 
 
 def delete_domain(store: Store, caller: Caller, key: str) -> None:

@@ -163,7 +163,8 @@ def _insert(conn: Connection, conditions: Sequence[NewCondition]) -> None:
 @dataclass
 class Loaded:
     """Conditions with what their wire form names: resources (joined with their source) by
-    key, resource-level ACCEPTED tags by resource key, field ACCEPTED tags by (key, field)."""
+    key, resource-level ACCEPTED tags by resource key, field ACCEPTED tags by (key, field), each
+    tag a stored tag row with its ``domain_name``."""
 
     conditions: list[dict[str, Any]] = field(default_factory=list)
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -198,9 +199,9 @@ def _complete(conn: Connection, conditions: list[dict[str, Any]]) -> Loaded:
         .where(R.c.key.in_(keys))
     )
     loaded.resources = {row["key"]: dict(row) for row in conn.execute(query).mappings()}
+    # Whole tags: JoinConditionTO's leftTags, rightTags and tags are arrays of Tag.
     tagged = (
-        select(A.c.resource_key, A.c.field_scope, T.c.key, T.c.name, T.c.full_name,
-               T.c.domain_key, D.c.name.label("domain_name"), T.c.sensitivity)
+        select(A.c.resource_key, A.c.field_scope, *T.c, D.c.name.label("domain_name"))
         .join(T, T.c.key == A.c.tag_key)
         .join(D, D.c.key == T.c.domain_key)
         .where(A.c.resource_key.in_(keys), A.c.state == TagAssociationState.ACCEPTED.value)
@@ -209,9 +210,7 @@ def _complete(conn: Connection, conditions: list[dict[str, Any]]) -> Loaded:
     by_resource: dict[str, list[dict[str, Any]]] = defaultdict(list)
     by_field: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in conn.execute(tagged).mappings():
-        tag = {"key": row["key"], "name": row["name"], "fullName": row["full_name"],
-               "domainKey": row["domain_key"], "domainName": row["domain_name"],
-               "sensitivity": row["sensitivity"]}
+        tag = {k: v for k, v in row.items() if k not in ("resource_key", "field_scope")}
         if row["field_scope"]:
             by_field[(row["resource_key"], row["field_scope"])].append(tag)
         else:

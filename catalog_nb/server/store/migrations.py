@@ -170,6 +170,12 @@ def _job_engine_and_worker(conn: Connection) -> None:
             conn.exec_driver_sql(f"ALTER TABLE jobs ADD COLUMN {column}")
 
 
+def _tag_domain_color(conn: Connection) -> None:
+    # Skipped when present: a store rolled back to an older version (tests) keeps its columns.
+    if "color" not in {c["name"] for c in inspect(conn).get_columns("tag_domains")}:
+        conn.exec_driver_sql("ALTER TABLE tag_domains ADD COLUMN color VARCHAR(32)")
+
+
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
@@ -197,6 +203,7 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
      _results_by_state),
     (15, "jobs: the engine of a PROFILE job (local or spark) and the worker that ran it",
      _job_engine_and_worker),
+    (16, "tag domains: the product's display colour", _tag_domain_color),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -422,6 +422,8 @@ tag_domains = Table(
     Column("description", Text),
     # Built-in domains (created on first start) cannot be renamed or deleted.
     Column("immutable", Boolean, nullable=False, default=False),
+    # The product's display colour of the domain (free text such as "#1B5E20"); migration 16.
+    Column("color", String(32)),
     *_times(),
 )
 

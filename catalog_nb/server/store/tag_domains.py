@@ -71,12 +71,12 @@ def referenced_domain(conn: Connection, key: str, *, lock: bool = False) -> dict
 def create_domain(
     conn: Connection, values: Mapping[str, Any], *, immutable: bool = False
 ) -> dict[str, Any]:
-    """Create a tag domain (``name``, ``description``); 409 when the name is taken."""
+    """Create a tag domain (``name``, ``description``, ``color``); 409 when the name is taken."""
     now, key, name = now_ms(), new_key(), str(values["name"])
     with unique_name("tag domain", name):
         conn.execute(insert(D).values(
             key=key, name=name, name_fold=fold(name), description=values.get("description"),
-            immutable=immutable, created_ms=now, changed_ms=now,
+            color=values.get("color"), immutable=immutable, created_ms=now, changed_ms=now,
         ))
     return get_domain(conn, key)
 
@@ -89,11 +89,13 @@ def immutable(kind: str, name: str, refused: Iterable[str], tunable: str = "") -
 
 
 def update_domain(conn: Connection, key: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """Change a domain's name or description; a rename rewrites its tags' full names."""
+    """Change a domain's name, description or colour; a rename rewrites its tags' full names.
+    A built-in domain's colour may change (it is only how the domain is shown)."""
     current = get_domain(conn, key, lock=True)
     changed = {k: v for k, v in values.items() if current.get(k) != v}
-    if current["immutable"] and changed:
-        raise immutable("tag domain", current["name"], changed)
+    if current["immutable"] and set(changed) - {"color"}:
+        raise immutable("tag domain", current["name"], set(changed) - {"color"},
+                        " (its color can)")
     if not changed:
         return current
     if "name" in changed:
