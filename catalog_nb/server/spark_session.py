@@ -136,6 +136,11 @@ def _build(master: str, conf: dict[str, str]) -> SparkSession:
                 "spark.driver.extraJavaOptions": "-Dlog4j2.level=warn",
                 **conf,
             }
+            if _LOCAL.match(master):
+                # In-process Spark talks to itself only: on loopback, without looking up the
+                # machine's name (a VM's may resolve to nothing useful, costing seconds).
+                settings = {"spark.driver.host": "127.0.0.1",
+                            "spark.driver.bindAddress": "127.0.0.1", **settings}
             for key, value in settings.items():
                 builder = builder.config(key, value)
         session = builder.getOrCreate()

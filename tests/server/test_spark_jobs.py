@@ -31,7 +31,7 @@ def _profile_job(http: Http, source_key: str, engine: str) -> dict[str, Any]:
                                        "engine": engine})
     assert response.status_code == 201, response.text
     assert response.json()["engine"] == engine
-    return wait_job(http, response.json()["key"], timeout=90)
+    return wait_job(http, response.json()["key"], timeout=600)
 
 
 def _mine(row: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def _mine(row: dict[str, Any]) -> dict[str, Any]:
             if k not in _OWN and not k.endswith("_ms") and not k.startswith("time_of_")}
 
 
-@pytest.mark.slow(seconds=90)
+@pytest.mark.slow(seconds=180)
 def test_a_spark_job_stores_the_local_engines_profile(
         spark: SparkSession, make_server: Callable[..., Server], tmp_path: Path,
         unique: Callable[[str], str]) -> None:
