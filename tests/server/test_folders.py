@@ -95,7 +95,8 @@ def test_update_changes_what_is_sent_and_membership_follows(
     ({"parentKey": "nope"}, ErrorCode.UNKNOWN_REFERENCE, "nope"),
     ({"pathSpecs": [{"sourcePath": "x", "colour": "red"}]}, ErrorCode.INVALID_PAYLOAD, "colour"),
     ({"pathSpecs": "x"}, ErrorCode.INVALID_PAYLOAD, "pathSpecs"),
-    ({"resourceCount": 5}, ErrorCode.INVALID_PAYLOAD, "resourceCount"),
+    # read-only properties are ignored on create but for the type (issue 17, test_read_back.py)
+    ({"resourceCount": 5, "type": "dataset"}, ErrorCode.INVALID_PAYLOAD, "type"),
     ({"name": ""}, ErrorCode.INVALID_PAYLOAD, "name"),
 ])
 def test_bad_folders_are_400(

@@ -8,13 +8,15 @@ Maps merge on ``PUT``: an entry sent as null is removed, the map sent as null is
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from catalog_nb.contract import ErrorCode
-from tests.conftest import Http
+from tests.conftest import Http, Server
 from tests.server.helpers import assert_error, create_role, create_user, get_user
+from tests.server.lake import profile_folder, write_files
 from tests.server.tag_helpers import make_domain, make_tag, name
 
 INVALID = ErrorCode.INVALID_PAYLOAD.value
@@ -158,3 +160,33 @@ def test_unset_tag_values_sent_back_stay_unset(admin: Http) -> None:
                      regexMinLen=2, regexMaxLen=0)
     assert (regex["regexMinLen"], regex["regexMaxLen"]) == (2, 0)
     assert admin.put(f"/tag/{regex['key']}", json={"regexMaxLen": 5}).json()["regexMaxLen"] == 5
+
+
+# ------------------------------------------------------------------- virtual folders, data sets
+
+
+def test_folders_and_datasets_read_back(
+    live_server: Server, admin: Http, tmp_path: Path
+) -> None:
+    source = profile_folder(live_server.store, name("rbsrc"),
+                            write_files(tmp_path, {"x/1.csv": "a\n1\n", "y/2.csv": "a\n2\n"}))
+    made = admin.post("/virtualfolder", json={"name": name("vf"), "dataSourceKey": source,
+                                              "pathSpecs": [{"sourcePath": "x"}]}).json()
+    response = admin.put(f"/virtualfolder/{made['key']}",
+                         json={**made, "description": "d", "resourceCount": 99})
+    assert response.status_code == 200, response.text
+    assert response.json()["description"] == "d" and response.json()["resourceCount"] == 1
+    assert_error(admin.put(f"/virtualfolder/{made['key']}",
+                           json={**made, "dataSourceName": "other"}), 400, INVALID,
+                 "dataSourceName")
+    copied = admin.post("/virtualfolder", json={**made, "name": name("vf2")})
+    assert copied.status_code == 201, copied.text
+
+    ds = admin.post("/dataset", json={"name": name("ds"),
+                                      "dataSetPathSpecs": {source: [{"sourcePath": "y"}]}}).json()
+    response = admin.put(f"/dataset/{ds['key']}", json={**ds, "description": "d"})
+    assert response.status_code == 200, response.text
+    assert_error(admin.put(f"/dataset/{ds['key']}", json={**ds, "key": "k"}), 400, INVALID,
+                 "key")
+    assert_error(admin.post("/dataset", json={**ds, "name": name("ds2"),
+                                              "type": "virtualfolder"}), 400, INVALID, "type")

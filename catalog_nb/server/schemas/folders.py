@@ -38,6 +38,7 @@ class _ItemFields(Payload):
     read_only = frozenset(
         {"key", "type", "resourceCount", "dataSourceName", "timeOfCreation", "timeOfLastChange"}
     )
+    read_form = True  # see services.read_back
 
     description: str | None = Field(default=None, max_length=_TEXT)
 

@@ -23,12 +23,15 @@ from catalog_nb.server.schemas.folders import (
     folder_out,
 )
 from catalog_nb.server.security import Caller, require_level
+from catalog_nb.server.services.read_back import refuse_changed, refuse_on_create
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import folders as folder_store
 from catalog_nb.server.store.visible import visibility
 
 _FOLDERS = "Changing virtual folders"
 _DATASETS = "Changing data sets"
+#: A folder's or data set's resourceCount moves with browsing: a stale one is not a change.
+_VOLATILE = ("resourceCount",)
 
 
 # --------------------------------------------------------------------------- virtual folders
@@ -57,6 +60,7 @@ def create_folder(store: Store, caller: Caller, body: FolderCreate) -> FolderOut
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.VIRTUAL_FOLDER,
                  name=body.name) as w:
         require_level(caller, AccessLevel.STEWARD, _FOLDERS)
+        refuse_on_create(body, {"type": "virtualfolder"})
         vis = visibility(w.conn, caller.roles)
         row = folder_store.create_folder(w.conn, vis, body.values())
         w.target(row["key"], row["name"])
@@ -71,6 +75,9 @@ def update_folder(store: Store, caller: Caller, key: str, body: FolderUpdate) ->
         require_level(caller, AccessLevel.STEWARD, _FOLDERS)
         refuse_nulls(body.nulls("name", "dataSourceKey", "pathSpecs"))
         vis = visibility(w.conn, caller.roles)
+        if body.read_back:
+            current = folder_store.get_item(w.conn, vis, "folder", key)
+            refuse_changed(body, folder_out(current, 0), _VOLATILE)
         row = folder_store.update_folder(w.conn, vis, key, body.values())
         w.target(row["key"], row["name"])
         count = folder_store.resource_counts(w.conn, vis, [row])[key]
@@ -112,6 +119,7 @@ def create_dataset(store: Store, caller: Caller, body: DatasetCreate) -> Dataset
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.DATASET,
                  name=body.name) as w:
         require_level(caller, AccessLevel.STEWARD, _DATASETS)
+        refuse_on_create(body, {"type": "dataset"})
         vis = visibility(w.conn, caller.roles)
         row = folder_store.create_dataset(w.conn, vis, body.values())
         w.target(row["key"], row["name"])
@@ -125,6 +133,9 @@ def update_dataset(store: Store, caller: Caller, key: str, body: DatasetUpdate) 
         require_level(caller, AccessLevel.STEWARD, _DATASETS)
         refuse_nulls(body.nulls("name", "dataSetPathSpecs"))
         vis = visibility(w.conn, caller.roles)
+        if body.read_back:
+            current = folder_store.get_item(w.conn, vis, "dataset", key)
+            refuse_changed(body, dataset_out(current, 0, vis), _VOLATILE)
         row = folder_store.update_dataset(w.conn, vis, key, body.values())
         w.target(row["key"], row["name"])
         count = folder_store.resource_counts(w.conn, vis, [row])[key]
