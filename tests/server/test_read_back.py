@@ -190,3 +190,19 @@ def test_folders_and_datasets_read_back(
                  "key")
     assert_error(admin.post("/dataset", json={**ds, "name": name("ds2"),
                                               "type": "virtualfolder"}), 400, INVALID, "type")
+
+
+# ------------------------------------------------------------------------- custom properties
+
+
+def test_a_custom_property_definition_read_back(admin: Http) -> None:
+    made = admin.post("/customproperty", json={"name": name("cp"), "key": "mine",
+                                               "timeOfCreation": 1})
+    assert made.status_code == 201, made.text  # read-only properties ignored on create
+    read = made.json()
+    assert read["key"] != "mine" and read["timeOfCreation"] != 1
+    response = admin.put(f"/customproperty/{read['key']}", json={**read, "description": "d"})
+    assert response.status_code == 200, response.text
+    assert response.json()["description"] == "d"
+    assert_error(admin.put(f"/customproperty/{read['key']}", json={**read, "timeOfCreation": 1}),
+                 400, INVALID, "timeOfCreation")

@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from catalog_nb.contract import AuditAction, AuditObjectType, ErrorCode
-from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
-from catalog_nb.server.errors import BadRequest
 from catalog_nb.server.schemas.custom_properties import (
     CustomPropertyCreate,
     CustomPropertyOut,
     CustomPropertyUpdate,
     custom_property_out,
 )
-from catalog_nb.server.security import require_admin
+from catalog_nb.server.services import custom_properties
 from catalog_nb.server.store import custom_properties as property_store
 
 router = APIRouter(tags=["custom properties"])
-
-_WRITE = "Defining custom properties"
 
 
 @router.get("/customproperty", response_model=list[CustomPropertyOut],
@@ -36,12 +31,7 @@ def create_property(
     body: CustomPropertyCreate, caller: CallerDep, store: StoreDep
 ) -> CustomPropertyOut:
     """Define a custom property (Administrator); 409 when the name is taken."""
-    with audited(store, caller, AuditAction.CREATE, AuditObjectType.CUSTOM_PROPERTY,
-                 name=body.name) as w:
-        require_admin(caller, _WRITE)
-        row = property_store.create(w.conn, body.values())
-        w.target(row["key"], row["name"])
-    return custom_property_out(row)
+    return custom_property_out(custom_properties.create(store, caller, body))
 
 
 @router.get("/customproperty/{key}", response_model=CustomPropertyOut,
@@ -58,13 +48,4 @@ def update_property(
     key: str, body: CustomPropertyUpdate, caller: CallerDep, store: StoreDep
 ) -> CustomPropertyOut:
     """Change a definition (Administrator); a type change must fit the stored values (409)."""
-    with audited(store, caller, AuditAction.UPDATE, AuditObjectType.CUSTOM_PROPERTY,
-                 key=key) as w:
-        require_admin(caller, _WRITE)
-        nulls = body.null_required()
-        if nulls:
-            raise BadRequest(f"These properties cannot be null: {', '.join(nulls)}.",
-                             ErrorCode.INVALID_PAYLOAD)
-        row = property_store.update_definition(w.conn, key, body.values())
-        w.target(row["key"], row["name"])
-    return custom_property_out(row)
+    return custom_property_out(custom_properties.update(store, caller, key, body))

@@ -15,6 +15,7 @@ _TEXT = 10_000
 
 class CustomPropertyFields(Payload):
     read_only = _READ_ONLY
+    read_form = True  # see services.read_back
 
     display_name: str | None = Field(default=None, max_length=_TEXT)
     description: str | None = Field(default=None, max_length=_TEXT)
