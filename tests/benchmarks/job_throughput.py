@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -97,7 +98,10 @@ def _stores(backend: str, folder: Path) -> Iterator[Callable[[str], str]]:
     if backend == "sqlite":
         yield lambda name: f"sqlite:///{folder / name}.sqlite3"
         return
-    with pg_cluster(folder / "pg") as admin:
+    # A folder of its own under the temporary root: pg-cluster hands it to the postgres user,
+    # who cannot enter the benchmark's private temporary folder.
+    cluster = Path(tempfile.mkdtemp(prefix="catalog-throughput-pg-"))
+    with pg_cluster(cluster) as admin:
         engine = create_engine(admin, isolation_level="AUTOCOMMIT")
 
         def fresh(name: str) -> str:
@@ -109,6 +113,7 @@ def _stores(backend: str, folder: Path) -> Iterator[Callable[[str], str]]:
             yield fresh
         finally:
             engine.dispose()
+    shutil.rmtree(cluster, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
