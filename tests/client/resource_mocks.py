@@ -20,6 +20,7 @@ SOURCES = [
         "uri": "/data/lake/files",
         "includePatterns": [],
         "excludePatterns": ["tmp/**"],
+        "engine": "local",
         "resourceCount": 12,
         "description": None,
         "lastJob": {
@@ -56,6 +57,7 @@ SOURCES = [
         "uri": "sqlite:///lake/sql/company.sqlite3",
         "includePatterns": [],
         "excludePatterns": [],
+        "engine": "local",
         "resourceCount": 5,
         "description": None,
         "lastJob": None,

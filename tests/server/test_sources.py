@@ -73,6 +73,7 @@ def test_a_file_source_is_created_viewed_and_listed(
     assert created["uri"] == str((roots["root"] / "sales").resolve())
     assert created["includePatterns"] == ["*.csv"] and created["excludePatterns"] == ["tmp/*"]
     assert created["resourceCount"] == 0 and created["lastJob"] is None
+    assert created["engine"] == "local"
     assert created["timeOfCreation"] == created["timeOfLastChange"] > 0
     fetched = root_admin.get(f"/datasource/{created['key']}")
     assert fetched.status_code == 200 and fetched.json() == created
@@ -251,6 +252,8 @@ def test_an_update_changes_only_what_is_sent(
         ({"resourceCount": 3}, 400, "INVALID_PAYLOAD", "resourceCount"),
         ({"color": "red"}, 400, "INVALID_PAYLOAD", "color"),
         ({"includePatterns": ["  "]}, 400, "INVALID_PAYLOAD", "empty"),
+        ({"engine": None}, 400, "INVALID_PAYLOAD", "engine cannot be set to null"),
+        ({"engine": "hadoop"}, 400, "INVALID_PAYLOAD", "engine"),
     ],
 )
 def test_a_bad_update_is_refused_and_changes_nothing(
@@ -261,6 +264,29 @@ def test_a_bad_update_is_refused_and_changes_nothing(
     response = root_admin.put(f"/datasource/{source['key']}", json=body)
     assert_error(response, status, code, mention)
     assert root_admin.get(f"/datasource/{source['key']}").json() == source
+
+
+def test_spark_is_a_file_sources_engine_only(
+    rooted: Server, root_admin: Http, roots: dict[str, Path], unique: Callable[[str], str]
+) -> None:
+    before = row_count(rooted, data_sources)
+    refused = root_admin.post("/datasource", json={
+        "name": unique("sql"), "sourceType": "SQL", "uri": "postgresql+psycopg://reader@db.invalid/sales",
+        "engine": "spark"})
+    assert_error(refused, 400, "INVALID_PAYLOAD", "profiled by its own database")
+    assert row_count(rooted, data_sources) == before
+    sql = create_source(root_admin, unique("sql"), "SQL", "postgresql+psycopg://reader@db.invalid/sales")
+    assert_error(root_admin.put(f"/datasource/{sql['key']}", json={"engine": "spark"}), 400,
+                 "INVALID_PAYLOAD", "Spark engine profiles FILE sources")
+    assert_error(root_admin.post("/job", json={"jobType": "PROFILE", "dataSourceKey": sql["key"],
+                                               "engine": "spark"}),
+                 400, "INVALID_PAYLOAD", "profiled by its own database")
+    assert root_admin.get("/job", params={"dataSourceKey": sql["key"]}).json() == []
+    files = create_source(root_admin, unique("files"), "FILE", str(roots["root"] / "sales"),
+                          engine="spark")
+    assert files["engine"] == "spark"
+    changed = root_admin.put(f"/datasource/{files['key']}", json={"engine": "local"})
+    assert changed.status_code == 200 and changed.json()["engine"] == "local"
 
 
 def test_unknown_sources_answer_404(root_admin: Http) -> None:

@@ -80,10 +80,10 @@ def test_an_unreachable_spark_master_fails_the_job_and_the_service_stays_up(
     # Jobs in their own process, as served: a Spark failure must not take the service along.
     server = make_server(data_roots=[tmp_path], spark_master=master)
     http = server.session()
-    source = create_source(http, unique("lake"), "FILE", str(tmp_path / "lake"))
+    # Spark as the source's default engine: the job names none.
+    source = create_source(http, unique("lake"), "FILE", str(tmp_path / "lake"), engine="spark")
     started = time.monotonic()
-    response = http.post("/job", json={"jobType": "PROFILE", "dataSourceKey": source["key"],
-                                       "engine": "spark"})
+    response = http.post("/job", json={"jobType": "PROFILE", "dataSourceKey": source["key"]})
     assert response.status_code == 201, response.text
     job = wait_job(http, response.json()["key"], timeout=60)
     assert time.monotonic() - started < 30

@@ -40,6 +40,7 @@ SOURCE_COLUMNS: tuple[Column, ...] = (
     Column("description", "string"),
     Column("include", "list", "includePatterns"),
     Column("exclude", "list", "excludePatterns"),
+    Column("engine", "string"),
     Column("resource_count", "int", "resourceCount"),
     Column("last_job_key", "string", "lastJob.key"),
     Column("last_job_type", "string", "lastJob.jobType"),
@@ -105,6 +106,7 @@ def _source_body(
     description: str | None = None,
     include: str | Iterable[str] | None = None,
     exclude: str | Iterable[str] | None = None,
+    engine: str | contract.JobEngine | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "name": name,
@@ -113,6 +115,7 @@ def _source_body(
         "description": description,
         "includePatterns": _patterns(include),
         "excludePatterns": _patterns(exclude),
+        "engine": None if engine is None else str(engine).lower(),
     }
     return {field: value for field, value in body.items() if value is not None}
 
@@ -128,7 +131,8 @@ class SourcesMixin(CatalogPart):
         """The data sources you may see, one row each (``as_frame=False``: the JSON list).
 
         Columns: key, name, source_type (FILE or SQL), uri (SQL passwords answered as ``***``),
-        description, include and exclude (glob lists), resource_count, last_job_key,
+        description, include and exclude (glob lists), engine (of its PROFILE jobs: local or
+        spark), resource_count, last_job_key,
         last_job_type, last_job_state, last_job_end, created, changed (UTC datetimes).
 
         Example::
@@ -160,6 +164,7 @@ class SourcesMixin(CatalogPart):
         region: str | None = None,
         access_key_id: str | None = None,
         secret_access_key: str | None = None,
+        engine: str | contract.JobEngine | None = None,
     ) -> dict[str, Any]:
         """Register a data source and return its JSON (Administrator only).
 
@@ -168,7 +173,8 @@ class SourcesMixin(CatalogPart):
         A ``FILE`` source may also be an object store's ``s3://bucket/prefix`` under one of the
         service's object roots; ``endpoint`` (a non-AWS store: MinIO, Ceph), ``region`` and the
         key pair are then stored with it (see :func:`object_store_uri`), else the service's AWS
-        environment applies.
+        environment applies. ``engine``: what profiles the source when a job names none
+        (``"local"``, the default, or ``"spark"``, FILE sources only).
         Nothing is read yet: run :meth:`~catalog_nb.client.jobs.JobsMixin.profile` next.
 
         Raises:
@@ -181,7 +187,7 @@ class SourcesMixin(CatalogPart):
             cat.create_source("crm", "/data/lake/crm", include="*.csv")
             cat.create_source("shop", "postgresql+psycopg://reader:pw@db/shop", "SQL")
             cat.create_source("lake", "s3://bucket/prefix", endpoint="http://minio:9000",
-                              access_key_id="AKIA...", secret_access_key="...")
+                              access_key_id="AKIA...", secret_access_key="...", engine="spark")
         """
         if any(v is not None for v in (endpoint, region, access_key_id, secret_access_key)):
             uri = object_store_uri(str(uri), endpoint=endpoint, region=region,
@@ -194,6 +200,7 @@ class SourcesMixin(CatalogPart):
             description=description,
             include=include,
             exclude=exclude,
+            engine=engine,
         )
         created: dict[str, Any] = self.api.create_source(body)
         return created
@@ -207,6 +214,7 @@ class SourcesMixin(CatalogPart):
         description: str | None = None,
         include: str | Iterable[str] | None = None,
         exclude: str | Iterable[str] | None = None,
+        engine: str | contract.JobEngine | None = None,
     ) -> dict[str, Any]:
         """Change some properties of a data source; ``None`` leaves one unchanged.
 
@@ -216,7 +224,8 @@ class SourcesMixin(CatalogPart):
         """
         key = resolve_source(self.api, name_or_key)["key"]
         body = _source_body(
-            name=name, uri=uri, description=description, include=include, exclude=exclude
+            name=name, uri=uri, description=description, include=include, exclude=exclude,
+            engine=engine,
         )
         updated: dict[str, Any] = self.api.update_source(key, body)
         return updated

@@ -29,6 +29,7 @@ from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, Forbidden, NotFound
 from catalog_nb.server.schemas.jobs import JobCreate, JobOut, job_out
 from catalog_nb.server.security import Caller
+from catalog_nb.server.services.sources import checked_engine
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store import sources as source_store
 from catalog_nb.server.visibility import sees_every_source, sees_source
@@ -78,8 +79,10 @@ def create_job(body: JobCreate, request: Request, caller: CallerDep, store: Stor
                 "always runs in the service's own processes.", ErrorCode.INVALID_PAYLOAD,
             )
         # A source's default engine (catalog_nb extra) applies to its PROFILE jobs only.
-        engine = str(body.engine or source.get("engine") or JobEngine.LOCAL) \
-            if body.job_type is JobType.PROFILE else JobEngine.LOCAL.value
+        engine = JobEngine.LOCAL.value
+        if body.job_type is JobType.PROFILE:
+            engine = (checked_engine(str(source["source_type"]), body.engine)
+                      or str(source.get("engine") or JobEngine.LOCAL))
         job = job_store.create(w.conn, body.job_type.value, source_key, path or None,
                                caller.name, engine)
         w.target(job["key"], f"{body.job_type.value} {source['name']}")

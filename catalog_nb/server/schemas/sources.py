@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from catalog_nb.contract import SourceType
+from catalog_nb.contract import JobEngine, SourceType
 from catalog_nb.server.profiling.connect import mask_url
 from catalog_nb.server.profiling.object_uri import is_object_uri
 from catalog_nb.server.schemas.common import Name, Payload, Wire
@@ -38,6 +38,9 @@ class SourceFields(Payload):
     uri: str | None = Field(default=None, min_length=1, max_length=4096)
     include_patterns: Patterns | None = None
     exclude_patterns: Patterns | None = None
+    #: catalog_nb extra: what computes the source's PROFILE jobs when a job names no engine
+    #: (``local``, the default, or ``spark``: FILE sources only).
+    engine: JobEngine | None = None
 
 
 class SourceCreate(SourceFields):
@@ -69,6 +72,8 @@ class SourceOut(Wire):
     uri: str
     include_patterns: list[str]
     exclude_patterns: list[str]
+    #: catalog_nb extra: the engine of its PROFILE jobs when a job names none
+    engine: str
     time_of_creation: int
     time_of_last_change: int
     resource_count: int
@@ -100,6 +105,7 @@ def source_out(
         uri=shown_uri(row),
         include_patterns=list(row["include_patterns"] or []),
         exclude_patterns=list(row["exclude_patterns"] or []),
+        engine=row.get("engine") or JobEngine.LOCAL.value,
         time_of_creation=row["created_ms"],
         time_of_last_change=row["changed_ms"],
         resource_count=resource_count,

@@ -1,7 +1,8 @@
 """Data source use cases: registering and changing a source (Administrator: a FILE source's
 folder resolved under a data root, an object-store FILE source's ``s3://`` location under an
 object root, an SQL source's URL checked without connecting, the ``sourceType`` never changed, a
-password or secret access key sent back as ``***`` restored from the stored one), and
+password or secret access key sent back as ``***`` restored from the stored one, the engine of
+its PROFILE jobs: Spark for FILE sources only), and
 reading the sources the caller may see with their resource counts and latest jobs.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog_nb.contract import AuditAction, AuditObjectType, ErrorCode, SourceType
+from catalog_nb.contract import AuditAction, AuditObjectType, ErrorCode, JobEngine, SourceType
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.profiling.connect import restore_secrets
@@ -37,6 +38,19 @@ def _checked_uri(source_type: str, uri: str, settings: Settings) -> str:
     if source_type == SourceType.FILE.value:
         return str(source_store.file_folder(uri, settings.data_roots))
     return source_store.sql_url(uri, settings.store_url, settings.data_roots)
+
+
+def checked_engine(source_type: str, engine: JobEngine | str | None) -> str | None:
+    """The engine of a source's (or a job's) PROFILE work as stored; 400 for Spark on an SQL
+    source, which its database profiles (Spark would only read the same rows through it)."""
+    if engine is None:
+        return None
+    value = JobEngine(engine).value
+    if value == JobEngine.SPARK.value and source_type == SourceType.SQL.value:
+        raise BadRequest(
+            "An SQL data source is profiled by its own database (engine local); the Spark "
+            "engine profiles FILE sources.", ErrorCode.INVALID_PAYLOAD)
+    return value
 
 
 def _outs(conn: Any, rows: list[dict[str, Any]]) -> list[SourceOut]:
@@ -72,6 +86,7 @@ def create(store: Store, settings: Settings, caller: Caller, body: SourceCreate)
         values = body.changes()
         values["source_type"] = body.source_type.value
         values["uri"] = _checked_uri(body.source_type.value, body.uri, settings)
+        values["engine"] = checked_engine(body.source_type.value, body.engine)
         row = source_store.create_source(w.conn, values)
         w.target(row["key"], row["name"])
         w.message = f"{row['source_type']} {shown_uri(row)}"
@@ -90,7 +105,7 @@ def update(
         require_admin(caller, _WRITE)
         current = source_store.get_source(w.conn, key)
         w.target(current["key"], current["name"])
-        for field in ("name", "uri", "source_type"):
+        for field in ("name", "uri", "source_type", "engine"):
             if field in changes and changes[field] is None:
                 raise BadRequest(f"{_wire(field)} cannot be set to null.",
                                  ErrorCode.INVALID_PAYLOAD)
@@ -102,6 +117,8 @@ def update(
                     f"{current['source_type']} and cannot change; register a new data source.",
                     ErrorCode.READ_ONLY_PROPERTY,
                 )
+        if "engine" in changes:
+            changes["engine"] = checked_engine(str(current["source_type"]), changes["engine"])
         if "uri" in changes:
             uri = str(changes["uri"])
             if has_secrets(current):

@@ -176,6 +176,12 @@ def _tag_domain_color(conn: Connection) -> None:
         conn.exec_driver_sql("ALTER TABLE tag_domains ADD COLUMN color VARCHAR(32)")
 
 
+def _source_engine(conn: Connection) -> None:
+    if "engine" not in {c["name"] for c in inspect(conn).get_columns("data_sources")}:
+        conn.exec_driver_sql(
+            "ALTER TABLE data_sources ADD COLUMN engine VARCHAR(16) DEFAULT 'local' NOT NULL")
+
+
 #: (version, description, step) in order; version 1 is the initial schema.
 MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (1, "initial schema: users, roles, sessions, audit, sources, resources, jobs, tags", None),
@@ -204,6 +210,7 @@ MIGRATIONS: list[tuple[int, str, Step | None]] = [
     (15, "jobs: the engine of a PROFILE job (local or spark) and the worker that ran it",
      _job_engine_and_worker),
     (16, "tag domains: the product's display colour", _tag_domain_color),
+    (17, "data sources: the engine of their PROFILE jobs (local or spark)", _source_engine),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -227,6 +227,8 @@ data_sources = Table(
     Column("uri", Text, nullable=False),
     Column("include_patterns", JSON, nullable=False),
     Column("exclude_patterns", JSON, nullable=False),
+    # what computes its PROFILE jobs when a job names no engine (local | spark)
+    Column("engine", String(16), nullable=False, server_default="local"),
     *_times(),
 )
 

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlparse
 from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.engine import make_url
 
-from catalog_nb.contract import ErrorCode
+from catalog_nb.contract import ErrorCode, JobEngine
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.profiling.connect import check_url, redact, split_attachments
 from catalog_nb.server.profiling.object_uri import parse_object_uri
@@ -70,7 +70,7 @@ def datasets_by_key(conn: Connection, keys: Iterable[str]) -> list[dict[str, Any
 
 #: Data source columns a create or update may set (store names).
 SOURCE_COLUMNS = (
-    "name", "description", "source_type", "uri", "include_patterns", "exclude_patterns",
+    "name", "description", "source_type", "uri", "include_patterns", "exclude_patterns", "engine",
 )
 
 
@@ -106,6 +106,7 @@ def create_source(conn: Connection, values: Mapping[str, Any]) -> dict[str, Any]
     """Create a data source from checked values (names are unique case-insensitively: 409)."""
     now = now_ms()
     row = {c: values.get(c) for c in SOURCE_COLUMNS}
+    row["engine"] = row["engine"] or JobEngine.LOCAL.value
     row.update(
         key=new_key(),
         name_fold=fold(str(values["name"])),
