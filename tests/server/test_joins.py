@@ -11,6 +11,7 @@ declared keys must all be found.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,10 +26,19 @@ from catalog_nb.server.discovery import joins
 from catalog_nb.server.discovery.join_copies import merge_copies
 from catalog_nb.server.profiling.sketch import build_sketch, hash_text, normalise
 from catalog_nb.server.settings import Settings
+from catalog_nb.server.store import Store
+from catalog_nb.server.store import joins as store_joins
 from catalog_nb.server.store.joins import DISCOVERED, NewCondition
 from catalog_nb.server.store.schema import data_resources, join_conditions, resource_fields
-from tests.conftest import Server
-from tests.server.lake import demo_files, demo_lake, profile_folder, profile_sql, write_files
+from tests.conftest import TEST_APPLICATION, Server
+from tests.server.lake import (
+    demo_files,
+    demo_lake,
+    profile_folder,
+    profile_many,
+    profile_sql,
+    write_files,
+)
 
 Side = tuple[str, tuple[str, ...]]
 
@@ -370,6 +380,43 @@ def _condition(left: str, right: str, score: float = 0.99) -> NewCondition:
     return NewCondition(left_key=left, right_key=right, left_cols=("k",), right_cols=("k",),
                         origin=DISCOVERED, cardinality="1:N", left_in_right=1.0,
                         right_in_left=1.0, score=score)
+
+
+def test_discoveries_ending_together_replace_the_joins_one_after_the_other(
+        store_url: str) -> None:
+    """Two jobs' discoveries ending at once (two workers) replace the stored conditions in turn:
+    the second waits for the first, then replaces its rows. On PostgreSQL it used to delete only
+    the rows it saw and insert the same signatures again: a unique-constraint failure."""
+    with Store(store_url, application_name=TEST_APPLICATION) as store:
+        store.migrate()
+        source = profile_many(store, "joined", 2, fields=1)
+        with store.read() as conn:
+            left, right = sorted(conn.execute(select(data_resources.c.key).where(
+                data_resources.c.data_source_key == source)).scalars())
+        conditions = [_condition(left, right)]
+        with store.write() as conn:
+            store_joins.replace_all(conn, conditions)
+        errors: list[Exception] = []
+
+        def second() -> None:
+            try:
+                with store.write() as conn:
+                    store_joins.replace_all(conn, conditions)
+            except Exception as exc:  # noqa: BLE001 - the test asserts there is none
+                errors.append(exc)
+
+        thread = threading.Thread(target=second)
+        with store.write() as conn:
+            store_joins.replace_all(conn, conditions)
+            thread.start()
+            thread.join(1.0)
+            waited = thread.is_alive()  # for this transaction's end
+        thread.join(30)
+        assert not thread.is_alive() and errors == []
+        assert waited
+        with store.read() as conn:
+            signatures = conn.execute(select(join_conditions.c.signature)).scalars().all()
+        assert signatures == [conditions[0].signature]
 
 
 def test_copies_merge_to_one_condition_per_partner_and_source() -> None:

@@ -102,6 +102,17 @@ _MEMBERSHIP_LOCK = 7_242_001
 _NAME_LOCKS = {"users": 7_242_002, "roles": 7_242_003}
 
 
+def advisory_lock(conn: Connection, key: int) -> None:
+    """Serialise the transactions that take lock ``key``, until this one ends.
+
+    PostgreSQL's READ COMMITTED lets two writers each see the rows before the other's change:
+    two "delete these, insert those" writes of the same rows would both insert. SQLite already
+    runs one writer at a time (BEGIN IMMEDIATE), so it needs nothing.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+
+
 def lock_memberships(conn: Connection) -> None:
     """Serialise transactions that take roles away, until the end of this transaction.
 
@@ -110,8 +121,7 @@ def lock_memberships(conn: Connection) -> None:
     and both pass; this lock makes the second wait and then count what the first committed.
     SQLite already serialises writers (BEGIN IMMEDIATE), so it needs nothing here.
     """
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MEMBERSHIP_LOCK})
+    advisory_lock(conn, _MEMBERSHIP_LOCK)
 
 
 @contextmanager
@@ -155,9 +165,7 @@ def claim_name(conn: Connection, table: Table, kind: str, name: str,
             f"a name has 1 to {MAX_NAME_LENGTH}.",
             ErrorCode.INVALID_PAYLOAD,
         )
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"),
-                     {"key": _NAME_LOCKS.get(table.name, _NAME_LOCKS["users"])})
+    advisory_lock(conn, _NAME_LOCKS.get(table.name, _NAME_LOCKS["users"]))
     wanted = name_keys(canonical)
     folded = fold(canonical)
     rows = conn.execute(select(table.c.key, table.c.name, table.c.name_fold))

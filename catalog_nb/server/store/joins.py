@@ -30,7 +30,7 @@ from sqlalchemy import (
 )
 
 from catalog_nb.contract import TagAssociationState
-from catalog_nb.server.store.common import chunks, new_key, now_ms
+from catalog_nb.server.store.common import advisory_lock, chunks, new_key, now_ms
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
@@ -50,6 +50,8 @@ A, T, D = tag_associations, tags, tag_domains
 DECLARED = "DECLARED"
 DISCOVERED = "DISCOVERED"
 ORIGINS = (DECLARED, DISCOVERED)
+#: Serialises concurrent replacements on PostgreSQL (two jobs' discoveries ending together).
+_JOINS_LOCK = 7_242_018
 
 
 # --------------------------------------------------------------------------- discovery side
@@ -119,6 +121,7 @@ def replace_all(conn: Connection, conditions: Sequence[NewCondition]) -> None:
     Conditions naming a resource that no longer exists are skipped (a job may have removed it
     since discovery read the catalog).
     """
+    advisory_lock(conn, _JOINS_LOCK)
     conn.execute(delete(J).where(J.c.origin.in_(ORIGINS)))
     _insert(conn, conditions)
 
@@ -127,6 +130,7 @@ def replace_touching(conn: Connection, conditions: Sequence[NewCondition],
                      changed: Iterable[str]) -> None:
     """Replace every DECLARED condition, and the DISCOVERED ones with a side in ``changed``,
     by ``conditions`` (caller's transaction): what incremental discovery found."""
+    advisory_lock(conn, _JOINS_LOCK)
     conn.execute(delete(J).where(J.c.origin == DECLARED))
     keys = sorted(set(changed))
     for chunk in chunks(keys):

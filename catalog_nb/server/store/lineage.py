@@ -25,11 +25,16 @@ from sqlalchemy import (
     insert,
     or_,
     select,
-    text,
 )
 
 from catalog_nb.contract import ResourceType
-from catalog_nb.server.store.common import chunks, code_points, new_key, now_ms
+from catalog_nb.server.store.common import (
+    advisory_lock,
+    chunks,
+    code_points,
+    new_key,
+    now_ms,
+)
 from catalog_nb.server.store.schema import (
     data_resources,
     data_sources,
@@ -158,11 +163,6 @@ def inferred_links(conn: Connection) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------- discovery writes
 
 
-def _lock(conn: Connection) -> None:
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LINEAGE_LOCK})
-
-
 def _existing(conn: Connection, keys: Iterable[str]) -> set[str]:
     wanted = sorted(set(keys))
     found: set[str] = set()
@@ -183,7 +183,7 @@ def replace_edges(
     (deleted while discovery ran) are dropped; a later duplicate of an edge replaces an earlier
     one. Returns the number of edges stored.
     """
-    _lock(conn)
+    advisory_lock(conn, _LINEAGE_LOCK)
     keys = {s.resource_key for s in statuses or ()}
     existing = _existing(conn, keys)
     conn.execute(delete(E).where(E.c.lineage_type == lineage_type))
@@ -206,7 +206,7 @@ def replace_edges_into(conn: Connection, lineage_type: str, edges: Sequence[Edge
     """Replace the edges of ``lineage_type`` into the ``downstream`` resources by ``edges``
     (those of incremental discovery; every other edge stays). Call inside one write
     transaction; returns the number of edges stored."""
-    _lock(conn)
+    advisory_lock(conn, _LINEAGE_LOCK)
     keys = sorted(set(downstream) | {e.downstream_key for e in edges})
     for chunk in chunks(keys):
         conn.execute(delete(E).where(E.c.lineage_type == lineage_type,
