@@ -1,18 +1,24 @@
-"""Benchmark: profiling TPC-H through the catalog from an S3-compatible store vs. local disk.
+"""Benchmark: profiling TPC-H through the catalog from an S3-compatible store vs. local disk,
+with the local engine and with the Spark engine.
 
     python -m tests.benchmarks.object_store [--scale 1] [--data DIR] [--repeats N]
+                                            [--engines local,spark] [--master local[2]]
 
 TPC-H at ``--scale`` (default 0.1; the issue's figure is SF1) is generated with ``tpchgen-cli``
 as CSV and as Parquet into ``--data`` (default ``~/.cache/catalog_nb/tpch``, shared with
 :mod:`.profile_tpch`) and put into moto's S3 server (``python -m moto.server``, a process of its
 own on a free port of 127.0.0.1). An embedded catalog service (jobs in processes, as deployed;
 tag and relation discovery off, so only browsing and profiling are timed) then profiles each
-format's eight tables with a real PROFILE job twice over: from the folder on local disk (the
-anchor) and from the bucket. Each job is timed from its POST to its end, ``--repeats`` times on
-fresh sources, local and object store alternating, and the best time kept.
+format's eight tables with real PROFILE jobs: from the folder on local disk and from the bucket,
+each with every engine of ``--engines`` (the Spark engine on ``--master``, ``local[2]`` by
+default: its session is started by a first, untimed job and kept by the one job process, as a
+served catalog keeps it). Each job is timed from its POST to its end, ``--repeats`` times on
+fresh sources, the places and engines taking turns, and the best time kept.
 
-Prints, per format: MB, the local seconds (anchor), the object-store seconds, their ratio and
-the object store's MB/s, with the load average before and after. moto is a test double written
+Prints, per format and engine: MB, the seconds from local disk with the local engine (the
+anchor), the seconds of this engine from disk and from the object store, each as a ratio to the
+anchor, and the object store's MB/s, with the load average before and after. moto is a test
+double written
 in Python that reads a whole object to answer any range request, so the ratio is an upper bound
 of what a real store on the same machine would cost.
 """
@@ -85,18 +91,23 @@ def upload(endpoint: str, folder: Path, prefix: str) -> None:
         client.upload_file(str(path), BUCKET, f"{prefix}/{path.name}", Config=config)
 
 
-def timed_profile(api: Api, name: str, uri: str) -> tuple[float, dict[str, Any]]:
-    """Seconds of a PROFILE job of a fresh source at ``uri``, from its POST to its end."""
-    key = api.post("/datasource", {"name": name, "sourceType": "FILE", "uri": uri})["key"]
+def timed_profile(api: Api, name: str, uri: str, engine: str = "local"
+                  ) -> tuple[float, dict[str, Any]]:
+    """Seconds of a PROFILE job of a fresh source at ``uri`` on ``engine``, from its POST to its
+    end."""
+    key = api.post("/datasource", {"name": name, "sourceType": "FILE", "uri": uri,
+                                   "engine": engine})["key"]
     clock = time.monotonic()
     job = api.run_job(key, "PROFILE")
     seconds = time.monotonic() - clock
-    if job["counts"]["errors"]:
-        raise RuntimeError(f"{name}: {job['errors']}")
+    if job["state"] != "SUCCEEDED" or job["counts"]["errors"]:
+        raise RuntimeError(f"{name}: {job['message']} {job['errors']}")
+    if job["engine"] != engine:
+        raise RuntimeError(f"{name}: profiled by {job['engine']}, not {engine}")
     return seconds, job
 
 
-def run(data: Path, scale: str, repeats: int) -> None:
+def run(data: Path, scale: str, repeats: int, engines: list[str], master: str) -> None:
     """Generate, upload, profile both ways, print the table."""
     folders = {fmt: ensure_tpch(data, scale, fmt) for fmt in ("csv", "parquet")}
     moto, endpoint = start_moto()
@@ -106,13 +117,17 @@ def run(data: Path, scale: str, repeats: int) -> None:
             upload(endpoint, folder, folder.name)
             print(f"uploaded {folder.name} in {time.monotonic() - clock:.1f} s", flush=True)
         with tempfile.TemporaryDirectory(prefix="catalog-object-bench-") as work:
+            # One job process: it starts Spark once and keeps the session for the next jobs.
             server = EmbeddedServer(
                 Path(work) / "catalog", admin_password=PASSWORD, data_roots=[data],
                 object_roots=[f"s3://{BUCKET}"], discovery_after_profile=False,
-                relations_after_profile=False,
+                relations_after_profile=False, job_workers=1, spark_master=master,
             ).start()
             try:
-                measure(Api(server.url), folders, endpoint, scale, repeats)
+                api = Api(server.url)
+                if "spark" in engines:
+                    warm_up(api, data)
+                measure(api, folders, endpoint, scale, repeats, engines)
             finally:
                 server.stop()
     finally:
@@ -120,24 +135,42 @@ def run(data: Path, scale: str, repeats: int) -> None:
         moto.wait(timeout=30)
 
 
+def warm_up(api: Api, data: Path) -> None:
+    """A first Spark job on a tiny file (under the data root): the job process starts its Spark
+    session (timed on its own, untimed in the table)."""
+    folder = data / "spark-warm-up"
+    folder.mkdir(exist_ok=True)
+    (folder / "warm.csv").write_text("id,name\n1,a\n2,b\n")
+    seconds, _ = timed_profile(api, "spark-warm-up", str(folder), "spark")
+    print(f"Spark session start-up and a first tiny job: {seconds:.1f} s", flush=True)
+
+
+def _ratio(seconds: float, anchor: float | None) -> str:
+    return f"{seconds / anchor:7.2f}" if anchor else f"{'-':>7}"
+
+
 def measure(api: Api, folders: dict[str, Path], endpoint: str, scale: str,
-            repeats: int) -> None:
+            repeats: int, engines: list[str]) -> None:
     print(f"load average before: {_load()}  (cores: {os.cpu_count()})")
-    print(f"{'TPC-H SF' + scale:16} {'MB':>7} {'local s':>8} {'s3 s':>7} {'ratio':>6} "
-          f"{'s3 MB/s':>8}")
+    print(f"{'TPC-H SF' + scale:16} {'engine':6} {'MB':>7} {'anchor s':>9} {'disk s':>7} "
+          f"{'/anchor':>7} {'s3 s':>7} {'/anchor':>7} {'s3 MB/s':>8}")
     settings = urlencode({"endpoint": endpoint})
     for fmt, folder in folders.items():
         size = sum((folder / f"{t}.{fmt}").stat().st_size for t in TABLES) / 2**20
-        best = {"local": float("inf"), "s3": float("inf")}
+        places = {"disk": str(folder),
+                  "s3": f"s3://{KEY_ID}:{SECRET}@{BUCKET}/{folder.name}?{settings}"}
+        best = {(engine, place): float("inf") for engine in engines for place in places}
         for attempt in range(repeats):
-            local, _ = timed_profile(api, f"local-{fmt}-{attempt}", str(folder))
-            remote, _ = timed_profile(
-                api, f"s3-{fmt}-{attempt}",
-                f"s3://{KEY_ID}:{SECRET}@{BUCKET}/{folder.name}?{settings}")
-            best["local"] = min(best["local"], local)
-            best["s3"] = min(best["s3"], remote)
-        print(f"{fmt:16} {size:7.1f} {best['local']:8.2f} {best['s3']:7.2f} "
-              f"{best['s3'] / best['local']:6.2f} {size / best['s3']:8.0f}", flush=True)
+            for engine, place in best:
+                seconds, _ = timed_profile(api, f"{place}-{engine}-{fmt}-{attempt}",
+                                           places[place], engine)
+                best[engine, place] = min(best[engine, place], seconds)
+        anchor = best.get(("local", "disk"))
+        for engine in engines:
+            disk, remote = best[engine, "disk"], best[engine, "s3"]
+            print(f"{fmt:16} {engine:6} {size:7.1f} {anchor or float('nan'):9.2f} {disk:7.2f} "
+                  f"{_ratio(disk, anchor)} {remote:7.2f} {_ratio(remote, anchor)} "
+                  f"{size / remote:8.0f}", flush=True)
     print(f"load average after: {_load()}")
 
 
@@ -147,9 +180,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", default="0.1", help="TPC-H scale factor (1: the issue's)")
     parser.add_argument("--data", type=Path, default=Path.home() / ".cache/catalog_nb/tpch")
     parser.add_argument("--repeats", type=int, default=2, help="jobs per side; best kept")
+    parser.add_argument("--engines", default="local,spark",
+                        help="comma-separated engines to time (local is the anchor's)")
+    parser.add_argument("--master", default="local[2]", help="the Spark engine's master")
     args = parser.parse_args(argv)
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    if not engines or set(engines) - {"local", "spark"}:
+        parser.error("--engines takes local and/or spark")
     args.data.mkdir(parents=True, exist_ok=True)
-    run(args.data.resolve(), str(args.scale), max(1, args.repeats))
+    run(args.data.resolve(), str(args.scale), max(1, args.repeats), engines, args.master)
     return 0
 
 
