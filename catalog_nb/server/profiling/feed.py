@@ -77,6 +77,25 @@ def locate_file(path: str | Path, root: str | Path | ObjectFolder | None) -> Dat
     return locate(path, root)
 
 
+def file_target(profile: ResourceProfile, path: str | Path,
+                root: str | Path | ObjectFolder | None,
+                file_format: str | None) -> tuple[DataFile, FileFormat] | None:
+    """The file a profile of ``path`` reads and its format, its size and times set on
+    ``profile``; None once ``profile`` has failed (not a data file, or empty). Both engines
+    start a file's profile here."""
+    target = locate_file(path, root)
+    set_file_times(profile, target.stat())
+    fmt = FileFormat(file_format) if file_format else detect_format(target)
+    if fmt is None:
+        profile.fail("Not a data file: the format is none of CSV, JSON, Parquet.")
+        return None
+    profile.file_format = fmt.value
+    if profile.resource_size == 0:
+        profile.fail("The file is empty: it has no header and no rows.")
+        return None
+    return target, fmt
+
+
 def locate(path: str | Path, root: str | Path | None) -> Path:
     """The file system path of ``path`` (relative to ``root`` when given, never outside it)."""
     if root is None:

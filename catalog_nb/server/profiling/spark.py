@@ -54,11 +54,11 @@ from catalog_nb.server.profiling.feed import (
     created_ms,
     describe_error,
     feed_file,
+    file_target,
     fill_text_gaps,
     finish,
     locate,
     locate_file,
-    set_file_times,
 )
 from catalog_nb.server.profiling.files import (
     DEFAULT_CHUNK_ROWS,
@@ -452,14 +452,10 @@ def profile_file(
     """
     profile = ResourceProfile(path=Path(path).as_posix(), name=Path(path).name)
     try:
-        target = locate_file(path, root)
-        set_file_times(profile, target.stat())
-        fmt = FileFormat(file_format) if file_format else detect_format(target)
-        if fmt is None:
-            return profile.fail("Not a data file: the format is none of CSV, JSON, Parquet.")
-        profile.file_format = fmt.value
-        if profile.resource_size == 0:
-            return profile.fail("The file is empty: it has no header and no rows.")
+        found = file_target(profile, path, root, file_format)
+        if found is None:
+            return profile
+        target, fmt = found
         parts = _file_parts(target, fmt, chunk_rows, _slots(session), 0)
         run = _Run(session, sample_rows, chunk_rows, on_read, profile.resource_size or 0)
         outcomes = run.run(parts)
