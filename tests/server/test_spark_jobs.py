@@ -7,36 +7,25 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.conftest import Http, Server
-from tests.server.source_helpers import create_source, fields, resources, wait_job
-from tests.server.spark_helpers import MASTER, SAMPLE_ROWS, spark, write_lake
+from tests.conftest import Server
+from tests.server.source_helpers import create_source, wait_job
+from tests.server.spark_helpers import (
+    MASTER,
+    SAMPLE_ROWS,
+    assert_engines_agree,
+    profile_job,
+    spark,
+    write_lake,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["spark"]  # the session fixture, used by name
-
-#: Stored columns that differ between two sources' copies of the same resource.
-_OWN = {"key", "data_source_key", "resource_key", "collection_key", "created_ms", "updated_ms",
-        "profiled_ms", "browsed_ms", "run_id", "status_details", "generation", "doc_id",
-        "last_profiled_ms", "position_key", "detailed_status"}
-
-
-def _profile_job(http: Http, source_key: str, engine: str) -> dict[str, Any]:
-    response = http.post("/job", json={"jobType": "PROFILE", "dataSourceKey": source_key,
-                                       "engine": engine})
-    assert response.status_code == 201, response.text
-    assert response.json()["engine"] == engine
-    return wait_job(http, response.json()["key"], timeout=600)
-
-
-def _mine(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items()
-            if k not in _OWN and not k.endswith("_ms") and not k.startswith("time_of_")}
 
 
 @pytest.mark.slow(seconds=180)
@@ -48,22 +37,9 @@ def test_a_spark_job_stores_the_local_engines_profile(
     server = make_server(data_roots=[tmp_path], job_isolation="thread", spark_master=MASTER,
                          profile_sample_rows=SAMPLE_ROWS, discovery_after_profile=False,
                          relations_after_profile=False)
-    http = server.session()
-    local = create_source(http, unique("local"), "FILE", str(tmp_path / "lake"))
-    on_spark = create_source(http, unique("spark"), "FILE", str(tmp_path / "lake"))
-    first = _profile_job(http, local["key"], "local")
-    done = _profile_job(http, on_spark["key"], "spark")
-    assert first["state"] == done["state"] == "SUCCEEDED", done
-    assert done["counts"] == first["counts"] and done["errors"] == []
-    expected, found = resources(server, local["key"]), resources(server, on_spark["key"])
-    assert set(found) == set(expected) and len(found) >= 7
+    expected = assert_engines_agree(server, tmp_path / "lake", unique)
+    assert len(expected) >= 7
     assert sum(row["status"] == "PROFILED" for row in expected.values()) >= 6
-    for path, row in expected.items():
-        assert _mine(found[path]) == _mine(row), path
-        mine, theirs = fields(server, row["key"]), fields(server, found[path]["key"])
-        assert list(theirs) == list(mine), path
-        for name, field in mine.items():  # every property, the type, the sketch's bytes
-            assert _mine(theirs[name]) == _mine(field), (path, name)
 
 
 def _closed_port() -> int:
@@ -93,5 +69,5 @@ def test_an_unreachable_spark_master_fails_the_job_and_the_service_stays_up(
     assert "Exception" not in message and "\tat " not in message and "py4j" not in message
     # The service answers, and the same source profiles with the local engine.
     assert http.get("/version").status_code == 200
-    local = _profile_job(http, source["key"], "local")
+    local = profile_job(http, source["key"], "local")
     assert local["state"] == "SUCCEEDED", local

@@ -29,11 +29,13 @@ into *parts* that Spark runs as tasks, each with the local engine's reader and
   the local engine's own code over the merged profiler.
 
 Tasks run through ``DataFrame.mapInArrow`` over ``range(n)`` with one row per partition, which
-works on a classic session (``local[N]``, ``spark://``) and on Spark Connect alike. Executors
-import ``catalog_nb`` (installed on a cluster's workers) and read the files by their paths, so
-the files must be visible to them (a shared mount, or object storage through the profiler's
-readers). A task's own failure (a bad file) comes back as that part's error, exactly as the
-local engine reports it; a failure of Spark itself raises :class:`SparkUnavailable`.
+works on a classic session (``local[N]``, ``spark://``) and on Spark Connect alike (a real
+standalone cluster and a real Spark Connect server: ``tests/server/test_spark_cluster.py``).
+Executors import ``catalog_nb`` (installed on a cluster's workers) and read the files by their
+paths, so the files must be visible to them (a shared mount, or object storage through the
+profiler's readers). A task's own failure (a bad file) comes back as that part's error,
+exactly as the local engine reports it; a failure of Spark itself raises
+:class:`SparkUnavailable`.
 """
 
 from __future__ import annotations
