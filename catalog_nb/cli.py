@@ -124,7 +124,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     # Not the job runner's module: a store that cannot be used is refused before the profiling
     # libraries load.
-    from catalog_nb.server.worker import WorkerError, default_worker_name, run_worker
+    from catalog_nb.server.jobs import default_worker_name
+    from catalog_nb.server.worker import WorkerError, run_worker
 
     settings = _settings(args)
     jobs = settings.job_workers if args.jobs is None else args.jobs

@@ -13,6 +13,8 @@ What a job does is in :mod:`catalog_nb.server.job_work`; :func:`run_job` itself 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -36,12 +38,16 @@ from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store, share_write_turns, staging
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store.common import now_ms
-from catalog_nb.server.worker import default_worker_name
 
 __all__ = ["REQUEUED_MESSAGE", "STALE_MESSAGE", "JobRunner", "default_worker_name", "heartbeat",
            "run_job"]
 
 log = logging.getLogger(__name__)
+
+def default_worker_name() -> str:
+    """The name a process records in the ``worker`` of the jobs it runs: ``hostname:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
 
 @contextmanager
 def heartbeat(store: Store, key: str, seconds: float) -> Iterator[None]:

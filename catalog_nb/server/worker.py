@@ -19,9 +19,7 @@ Example::
 from __future__ import annotations
 
 import logging
-import os
 import signal
-import socket
 import threading
 from pathlib import Path
 from types import FrameType
@@ -31,18 +29,13 @@ from sqlalchemy.exc import DBAPIError
 
 from catalog_nb.server.settings import Settings
 
-__all__ = ["STOP_SECONDS", "WorkerError", "check_store", "default_worker_name", "run_worker",
+__all__ = ["STOP_SECONDS", "WorkerError", "check_store", "run_worker",
            "where"]
 
 log = logging.getLogger("catalog_nb.server.worker")
 
 #: How long a stopping worker waits for its jobs to reach the end of a resource.
 STOP_SECONDS = 10.0
-
-
-def default_worker_name() -> str:
-    """The name a process records in the ``worker`` of the jobs it runs: ``hostname:pid``."""
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class WorkerError(Exception):

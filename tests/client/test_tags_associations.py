@@ -54,7 +54,8 @@ def test_associations_long_form(mock: responses.RequestsMock, cat: Catalog) -> N
     )
     assert first["state"] == "SUGGESTED" and first["weight"] == 0.97
     assert first["rules"] == ["regex:Email"] and first["sensitivity"] == "CONFIDENTIAL"
-    assert pd.isna(frame.loc[1, "field"]) and pd.isna(frame.loc[1, "weight"])
+    # a person's association weighs 1.0 (the spec types weight as a number, never null)
+    assert pd.isna(frame.loc[1, "field"]) and frame.loc[1, "weight"] == 1.0
     dtypes = {name: str(dtype) for name, dtype in frame.dtypes.items()}
     assert dtypes["weight"] == "Float64" and dtypes["created"] == "datetime64[ns, UTC]"
     assert dtypes["state"] == "string" and dtypes["rules"] == "object"
