@@ -351,6 +351,13 @@ def profile_members(
     sampled = counted_rows > 0 or profiler.row_count > sample_rows
     fill_text_gaps(profiler, read, chunk_rows, profile)
     finish(profile, profiler, reports, sampled)
+    set_collection_totals(profile, members, stats, counted_rows)
+
+
+def set_collection_totals(profile: ResourceProfile, members: list[str], stats: list[Stat],
+                          counted_rows: int) -> None:
+    """A collection's totals over every member (both engines): rows (those only counted
+    added), members, size and times."""
     profile.row_count = (profile.row_count or 0) + counted_rows
     profile.members = list(members)
     profile.partition_count = len(members)

@@ -53,7 +53,6 @@ import pyarrow as pa
 from catalog_nb.contract import ResourceType
 from catalog_nb.server.profiling.feed import (
     count_rows,
-    created_ms,
     describe_error,
     feed_file,
     file_target,
@@ -61,6 +60,7 @@ from catalog_nb.server.profiling.feed import (
     finish,
     locate,
     locate_file,
+    set_collection_totals,
 )
 from catalog_nb.server.profiling.files import (
     DEFAULT_CHUNK_ROWS,
@@ -564,9 +564,4 @@ def _collection(session: SparkSession, profile: ResourceProfile, members: list[s
     profiler = run.merged(profiled, outcomes)
     sampled = counted_rows > 0 or profiler.row_count > sample_rows
     finish(profile, profiler, _reports(profiled, outcomes), sampled)
-    profile.row_count = (profile.row_count or 0) + counted_rows
-    profile.members = list(members)
-    profile.partition_count = len(members)
-    profile.resource_size = sum(s.st_size for s in stats)
-    profile.created_ms = min((created_ms(s) for s in stats), default=None)
-    profile.modified_ms = max((int(s.st_mtime_ns // 1_000_000) for s in stats), default=None)
+    set_collection_totals(profile, members, stats, counted_rows)
