@@ -1,4 +1,4 @@
-"""Hostile input to profiling: one JSON document of 300,000 keys, and a catastrophic REGEX tag.
+"""Hostile input to profiling: one JSON document of 30,000 keys, and a catastrophic REGEX tag.
 
 A PROFILE job over it must finish, store every field, and never make the service refuse or fail
 the people using it meanwhile: the profile's fields are written in short transactions (see
@@ -6,9 +6,13 @@ the people using it meanwhile: the profile's fields are written in short transac
 hold e-mail addresses and phone numbers, so tag discovery has work; a tag whose pattern
 backtracks exponentially on ``aaa...a!`` values must be cut short by discovery's regex bounds.
 
-The whole job runs, join and lineage discovery of 300,000 one-value fields included. Timings are
-printed, not asserted (a shared CI machine is slow at random): the longest login latency seen is
-the figure to watch. Speed targets belong in tests/benchmarks.
+The whole job runs, join and lineage discovery of 30,000 one-value fields included. That is six
+times the width from which fields are staged (``staging.WIDE_FIELDS``) and fifteen staging
+transactions: every path a wider document takes. The 300,000-key document, ten times the cost
+(6-13 minutes of a test process on this 2-core machine), is the prober benchmark's
+(``python -m tests.benchmarks.prober --keys 300000``), which also holds the latency target.
+Timings are printed, not asserted (a shared CI machine is slow at random): the longest login
+latency seen is the figure to watch.
 """
 
 from __future__ import annotations
@@ -22,21 +26,22 @@ import pytest
 from sqlalchemy import func, select
 
 from catalog_nb.server.store.schema import resource_fields, staged_fields
+from catalog_nb.server.store.staging import STAGE_BATCH, WIDE_FIELDS
 from tests.benchmarks.prober import wide_json
 from tests.conftest import ADMIN_PASSWORD, ADMIN_USER, Server
 from tests.server.source_helpers import create_source, resources, run_job, start_job, wait_job
 from tests.server.tag_helpers import make_domain, make_tag
 
-KEYS = 300_000
-#: A job that takes longer than this is stuck, not slow: about 3.5 minutes on a quiet 2-core
-#: machine, over 10 on a busy one (the job process runs niced, behind everything else).
-JOB_TIMEOUT = 1800.0
+KEYS = 30_000
+#: A job that takes longer than this is stuck, not slow: about 30 s on a quiet 2-core machine,
+#: several minutes on a busy one (the job process runs niced, behind everything else).
+JOB_TIMEOUT = 900.0
 #: Seconds between two rounds of the visitor (a login and a read). Each login costs a scrypt
 #: (tens of milliseconds of CPU): at 0.15 s the visitor took a third of a core from the job and
 #: from the suite's other tests, for hundreds of logins more than the check needs.
 PAUSE = 0.5
 
-pytestmark = pytest.mark.slow(seconds=400)
+pytestmark = pytest.mark.slow(seconds=60)
 
 
 class Visitor(threading.Thread):
@@ -74,16 +79,18 @@ class Visitor(threading.Thread):
         http.close()
 
 
-def test_a_300k_key_document_is_profiled_while_people_keep_logging_in(
+def test_a_30k_key_document_is_profiled_while_people_keep_logging_in(
     make_server: Callable[..., Server], tmp_path: Path,
 ) -> None:
+    # Smaller than this and the fields would be written in one transaction, or staged in one.
+    assert KEYS > WIDE_FIELDS and KEYS > 10 * STAGE_BATCH
     root = tmp_path / "lake"
     root.mkdir()
     wide_json(root / "wide.json", KEYS)
     (root / "people.csv").write_text(
         "id,email\n" + "".join(f"{i},p{i}@example.com\n" for i in range(1, 21)))
     # The whole job runs: profiling, tag discovery with the hostile pattern, then join and
-    # lineage discovery of 300,000 fields of one value each.
+    # lineage discovery of 30,000 fields of one value each.
     server = make_server(data_roots=[root])
     admin = server.session()
     domain = make_domain(admin, "hostile")
