@@ -41,3 +41,16 @@ def _check_max(name: str, value: int, minimum: int) -> None:
 def _palette(names: Iterable[Any]) -> dict[Any, Any]:
     colours = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
     return {name: colours[i % len(colours)] for i, name in enumerate(sorted(set(names), key=str))}
+
+
+#: Font sizes (points) the pictures use at their default size: readable on screen and paper.
+TEXT_SIZE = 9.0
+LEGEND_SIZE = 9.0
+TITLE_SIZE = 11.0
+
+
+def _inches(ax: Axes) -> tuple[float, float]:
+    """The axes' drawing area in inches (width, height)."""
+    width, height = ax.get_figure(root=True).get_size_inches()  # type: ignore[union-attr]
+    box = ax.get_position()
+    return float(width * box.width), float(height * box.height)

@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from catalog_nb.notebook.drawing import layout as lay
-from catalog_nb.notebook.drawing.common import _axes, _check_max, _nothing, _palette
+from catalog_nb.notebook.drawing.common import _axes, _check_max, _inches, _nothing, _palette
 
 __all__ = ["draw_join_graph"]
 
@@ -130,12 +130,6 @@ def _label_boxes(labels: dict[Any, str]) -> dict[Any, tuple[float, float]]:
     return {node: (max(len(line) for line in text.split("\n")) * _CHAR + 0.12,
                    text.count("\n") * _LINE + _LINE + 0.1)
             for node, text in labels.items()}
-
-
-def _inches(ax: Axes) -> tuple[float, float]:
-    width, height = ax.get_figure(root=True).get_size_inches()  # type: ignore[union-attr]
-    box = ax.get_position()
-    return float(width * box.width), float(height * box.height)
 
 
 #: Size in inches of one character and one line of an edge label (6.5 pt).

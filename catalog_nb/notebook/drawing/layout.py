@@ -3,8 +3,9 @@ readable ones, and the node positions of each picture.
 
 Pure networkx (no matplotlib), so the aggregation rules are testable on their own:
 
-* :func:`layers`, :func:`group_lineage`, :func:`layered_positions`: lineage columns by
-  distance (or longest path), resources grouped per column and data source;
+* :func:`layers`, :func:`group_lineage`: lineage columns by distance (or longest path),
+  resources grouped per column and data source (the columns' order and the edges' routes are
+  :mod:`~catalog_nb.notebook.drawing.layered` and :mod:`~catalog_nb.notebook.drawing.routes`);
 * :func:`strongest_joins`, :func:`top_with_others`, :func:`component_layout`: the join graph's
   strongest join per referring column, its best-connected resources plus one "others" node,
   components laid out apart in the layout crossing fewest edges (dense ones on a circle);
@@ -27,7 +28,6 @@ __all__ = [
     "crossings",
     "group_lineage",
     "group_resources",
-    "layered_positions",
     "layers",
     "node_label",
     "separate_boxes",
@@ -143,30 +143,6 @@ def group_lineage(
             )
     new_layers = {member_of[members[0]]: layers[members[0]] for members in groups.values()}
     return grouped, new_layers
-
-
-def layered_positions(
-    graph: nx.DiGraph, layers: dict[Hashable, int]
-) -> dict[Hashable, tuple[float, float]]:
-    """x = layer; within a layer nodes are spread evenly, ordered by the mean position of
-    their neighbours in the previous layer (one sweep: fewer crossings), then by label."""
-    by_layer: dict[int, list[Hashable]] = defaultdict(list)
-    for node, layer in layers.items():
-        by_layer[layer].append(node)
-    position: dict[Hashable, tuple[float, float]] = {}
-    for layer in sorted(by_layer):
-
-        def order(node: Hashable) -> tuple[float, str]:
-            seen = [position[p][1] for p in graph.predecessors(node) if p in position]
-            seen += [position[s][1] for s in graph.successors(node) if s in position]
-            centre = float(np.mean(seen)) if seen else 0.0
-            return centre, node_label(graph.nodes[node], node)
-
-        nodes = sorted(by_layer[layer], key=order)
-        count = len(nodes)
-        for i, node in enumerate(nodes):
-            position[node] = (float(layer), (count - 1) / 2.0 - i)
-    return position
 
 
 def top_with_others(graph: nx.Graph, max_nodes: int) -> tuple[nx.Graph, int]:

@@ -8,11 +8,20 @@ from typing import Any, Literal
 import networkx as nx
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.colors import to_rgb
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from catalog_nb.notebook.drawing import layout as lay
-from catalog_nb.notebook.drawing.common import _axes, _check_max, _nothing
+from catalog_nb.notebook.drawing import routes
+from catalog_nb.notebook.drawing.common import (
+    LEGEND_SIZE,
+    TITLE_SIZE,
+    _axes,
+    _check_max,
+    _inches,
+    _nothing,
+)
 
 __all__ = ["draw_lineage"]
 
@@ -33,10 +42,14 @@ def draw_lineage(graph: nx.DiGraph, ax: Axes | None = None, max_nodes: int = 60)
     """Draw a lineage graph left to right: upstream columns left, downstream right.
 
     Columns are the nodes' ``distance`` (from :meth:`Catalog.lineage`), or the longest path
-    from the graph's sources (for :meth:`Catalog.lineage_graph`). Node colour by resource
-    type, the root ringed; FACTUAL edges solid, INFERRED dashed. Beyond ``max_nodes`` nodes,
-    each column's resources are grouped per data source (then per column) into one node
-    labelled with their count. The legend lists the lineage types, resource types and groups.
+    from the graph's sources (for :meth:`Catalog.lineage_graph`). Each resource is its name in
+    a box tinted by resource type, the root's framed in black; FACTUAL edges solid, INFERRED
+    dashed. The order within each column crosses as few edges as the barycentre method finds
+    (:mod:`~catalog_nb.notebook.drawing.layered`), and edges run between the boxes, never
+    through a name: an edge spanning several columns passes each column between two boxes.
+    Beyond ``max_nodes`` nodes, each column's resources are grouped per data source (then per
+    column) into one node labelled with their count. The legend, outside the drawing, lists
+    the lineage types, resource types and groups.
 
     Example::
 
@@ -47,19 +60,18 @@ def draw_lineage(graph: nx.DiGraph, ax: Axes | None = None, max_nodes: int = 60)
     if graph.number_of_nodes() == 0:
         return _nothing(ax, "the lineage graph is empty")
     shown, layers, title_note = _lineage_shown(graph, max_nodes)
-    pos = lay.layered_positions(shown, layers)
     root = graph.graph.get("root")
-    kinds = _draw_lineage_nodes(ax, shown, pos, root)
-    types_seen = _draw_lineage_edges(ax, shown, pos)
-    nodes = list(shown.nodes)
-    _labels(ax, pos, {n: lay.node_label(shown.nodes[n], n) for n in nodes}, below=True)
-    ys = [y for _, y in pos.values()]
-    # Room for the labels under the lowest nodes and for the ring above the highest.
-    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.4)
+    labels = {n: lay.node_label(shown.nodes[n], n) for n in shown}
+    drawing = routes.route(shown, layers, labels, _inches(ax))
+    kinds = _draw_boxes(ax, shown, drawing, labels, root)
+    types_seen = _draw_edges(ax, shown, drawing)
+    ax.set_xlim(*drawing.xlim)
+    ax.set_ylim(*drawing.ylim)
     _lineage_legend(ax, types_seen, kinds, root in shown)
     _lineage_axis(ax, graph, layers)
     name = graph.nodes[root].get("name") if root in graph else None
-    ax.set_title(f"Lineage of {name}{title_note}" if name else f"Lineage{title_note}")
+    ax.set_title(f"Lineage of {name}{title_note}" if name else f"Lineage{title_note}",
+                 fontsize=TITLE_SIZE)
     return ax
 
 
@@ -78,50 +90,47 @@ def _lineage_shown(
     return shown, layers, note
 
 
-def _draw_lineage_nodes(
-    ax: Axes, shown: nx.DiGraph, pos: dict[Any, tuple[float, float]], root: Any
-) -> list[str]:
-    """The nodes, coloured by resource type, the root larger and ringed; returns the types."""
-    nodes = list(shown.nodes)
-    kinds = [shown.nodes[n].get("resource_type") or "group" for n in nodes]
-    collection = nx.draw_networkx_nodes(
-        shown,
-        pos,
-        nodelist=nodes,
-        ax=ax,
-        node_size=[700 if n == root else 420 for n in nodes],
-        node_color=[_TYPE_COLOURS.get(k, "#8172B3") for k in kinds],
-        edgecolors=["black" if n == root else "white" for n in nodes],
-        linewidths=[2.5 if n == root else 1.0 for n in nodes],
-    )
-    collection.set_gid("nodes")
+def _tint(colour: str, share: float = 0.82) -> tuple[float, float, float]:
+    """The colour mixed with white: a box light enough for black text."""
+    red, green, blue = to_rgb(colour)
+    return (red + (1 - red) * share, green + (1 - green) * share, blue + (1 - blue) * share)
+
+
+def _draw_boxes(ax: Axes, shown: nx.DiGraph, drawing: routes.Routed, labels: dict[Any, str],
+                root: Any) -> list[str]:
+    """Each resource's name in a box tinted by its type (the root's framed in black, a
+    group's dashed); returns the types drawn."""
+    kinds = []
+    for node in shown:
+        kind = shown.nodes[node].get("resource_type") or "group"
+        kinds.append(kind)
+        colour = _TYPE_COLOURS.get(kind, "#8172B3")
+        x, y = drawing.centres[node]
+        ax.text(x, y, labels[node], ha="center", va="center", fontsize=drawing.font_size,
+                zorder=5, gid="node", linespacing=routes.LINE_SPACING,
+                bbox={"boxstyle": f"round,pad={routes.PAD}", "facecolor": _tint(colour),
+                      "edgecolor": "black" if node == root else colour,
+                      "linewidth": 2.2 if node == root else 1.2,
+                      "linestyle": "--" if kind == "group" else "-"})
     return kinds
 
 
-def _draw_lineage_edges(
-    ax: Axes, shown: nx.DiGraph, pos: dict[Any, tuple[float, float]]
-) -> set[str]:
-    """The edges, styled by lineage type and widened by count; returns the types drawn."""
+def _draw_edges(ax: Axes, shown: nx.DiGraph, drawing: routes.Routed) -> set[str]:
+    """Each edge along its route, styled by lineage type and widened by count, its arrow
+    head at the downstream box; returns the lineage types drawn."""
     types_seen: set[str] = set()
-    for lineage_type, (colour, style) in _EDGE_STYLES.items():
-        edges = [(u, v) for u, v, t in shown.edges(data="lineage_type") if t == lineage_type]
-        if edges:
-            types_seen.add(lineage_type)
-            widths = [1.0 + min(shown.edges[e].get("count", 1), 10) * 0.3 for e in edges]
-            nx.draw_networkx_edges(
-                shown,
-                pos,
-                edgelist=edges,
-                ax=ax,
-                edge_color=colour,
-                style=style,
-                width=widths,
-                arrows=True,
-                arrowstyle="-|>",
-                arrowsize=14,
-                node_size=500,
-                connectionstyle="arc3,rad=0.05",
-            )
+    for (u, v), points in drawing.paths.items():
+        attrs = shown.edges[u, v]
+        lineage_type = attrs.get("lineage_type") or "FACTUAL"
+        colour, style = _EDGE_STYLES.get(lineage_type, ("#777777", "solid"))
+        types_seen.add(lineage_type)
+        width = 1.0 + min(int(attrs.get("count") or 1), 10) * 0.25
+        xs, ys = zip(*points, strict=True)
+        ax.plot(xs, ys, color=colour, linestyle=style, linewidth=width, zorder=2, gid="edge",
+                solid_capstyle="butt")
+        ax.annotate("", xy=points[-1], xytext=points[-2], zorder=3, gid="arrow",
+                    arrowprops={"arrowstyle": "-|>", "color": colour, "linewidth": width,
+                                "mutation_scale": 11, "shrinkA": 0, "shrinkB": 0})
     return types_seen
 
 
@@ -131,21 +140,12 @@ def _lineage_legend(ax: Axes, types_seen: set[str], kinds: list[str], has_root: 
         Line2D([0], [0], color=_EDGE_STYLES[t][0], linestyle=_EDGE_STYLES[t][1], label=t)
         for t in sorted(types_seen)
     ]
-    handles += [Patch(color=_TYPE_COLOURS.get(k, "#8172B3"), label=k) for k in sorted(set(kinds))]
+    handles += [Patch(facecolor=_tint(_TYPE_COLOURS.get(k, "#8172B3")),
+                      edgecolor=_TYPE_COLOURS.get(k, "#8172B3"), linewidth=1.2, label=k)
+                for k in sorted(set(kinds))]
     if has_root:
-        handles.append(
-            Line2D(
-                [0],
-                [0],
-                marker="o",
-                color="white",
-                markeredgecolor="black",
-                markeredgewidth=2,
-                markersize=10,
-                label="root",
-            )
-        )
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+        handles.append(Patch(facecolor="white", edgecolor="black", linewidth=2.2, label="root"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=LEGEND_SIZE)
 
 
 def _lineage_axis(ax: Axes, graph: nx.DiGraph, layers: dict[Any, Any]) -> None:
@@ -160,17 +160,3 @@ def _lineage_axis(ax: Axes, graph: nx.DiGraph, layers: dict[Any, Any]) -> None:
     ax.set_yticks([])
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
-    ax.set_xlim(min(columns) - 0.6, max(columns) + 0.6)
-
-
-def _labels(ax: Axes, pos: dict[Any, tuple[float, float]], labels: dict[Any, str],
-            below: bool) -> None:
-    """Node labels just under (or over) their nodes, offset in points so the distance does not
-    depend on the layout's scale, on a light box so crossing edges do not hide them."""
-    for node, text in labels.items():
-        ax.annotate(
-            text, xy=pos[node], xytext=(0, -13 if below else 9), textcoords="offset points",
-            ha="center", va="top" if below else "bottom", fontsize=8, zorder=5,
-            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none",
-                  "alpha": 0.8},
-        )
