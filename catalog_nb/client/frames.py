@@ -28,8 +28,11 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from catalog_nb.client.frame_display import CatalogFrame
+
 __all__ = [
     "DTYPES",
+    "CatalogFrame",
     "Column",
     "Kind",
     "empty_frame",
@@ -193,6 +196,9 @@ def _series(kind: str, values: list[Any]) -> pd.Series:
 def to_frame(records: Iterable[Mapping[str, Any]], columns: Sequence[Column]) -> pd.DataFrame:
     """Build a DataFrame with exactly ``columns`` (names, order, dtypes) from ``records``.
 
+    The frame is a :class:`~catalog_nb.client.frame_display.CatalogFrame`: its data is as
+    declared, its reprs show keys last, lists as text and sizes and counts formatted.
+
     Example::
 
         to_frame([{"key": "u1", "timeOfCreation": 1704067200000}],
@@ -201,7 +207,7 @@ def to_frame(records: Iterable[Mapping[str, Any]], columns: Sequence[Column]) ->
     rows = list(records)
     dicts = all(type(row) is dict for row in rows)
     data = {col.name: _series(col.kind, col.extract_all(rows, dicts=dicts)) for col in columns}
-    frame = pd.DataFrame(data, columns=[col.name for col in columns])
+    frame = CatalogFrame(data, columns=[col.name for col in columns])
     frame.index = pd.RangeIndex(len(rows))
     return frame
 

@@ -26,6 +26,7 @@ import pandas as pd
 
 from catalog_nb import contract
 from catalog_nb.client.errors import JobFailedError, JobTimeoutError
+from catalog_nb.client.frame_display import JobSeries
 from catalog_nb.client.frames import Column, to_frame
 from catalog_nb.client.paging import caller_stacklevel, check_limit, progress_bar, warn_truncated
 from catalog_nb.client.part import CatalogPart
@@ -69,9 +70,10 @@ JOB_COLUMNS: tuple[Column, ...] = (
 )
 
 
-def job_series(job: Mapping[str, Any]) -> pd.Series:
-    """A job's JSON as a Series indexed by the :data:`JOB_COLUMNS` names."""
-    series = to_frame([job], JOB_COLUMNS).iloc[0]
+def job_series(job: Mapping[str, Any]) -> JobSeries:
+    """A job's JSON as a Series indexed by the :data:`JOB_COLUMNS` names, whose reprs show
+    the job's message whole (:class:`~catalog_nb.client.frame_display.JobSeries`)."""
+    series = JobSeries(to_frame([job], JOB_COLUMNS).iloc[0])
     series.name = job.get("key")
     return series
 

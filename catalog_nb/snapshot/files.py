@@ -27,6 +27,8 @@ from typing import Any
 
 import pandas as pd
 
+from catalog_nb.client.frame_display import CatalogFrame
+
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
@@ -265,7 +267,7 @@ def read_table(folder: Path, entry: Mapping[str, Any]) -> pd.DataFrame:
             data[name] = pd.to_datetime(values, utc="UTC" in dtype).astype(dtype)
         else:
             data[name] = values.astype(dtype)
-    frame = pd.DataFrame(data, columns=[c["name"] for c in entry["columns"]])
+    frame = CatalogFrame(data, columns=[c["name"] for c in entry["columns"]])
     frame.index = pd.RangeIndex(len(raw))
     if len(frame) != entry.get("rows"):
         raise SnapshotError(

@@ -21,7 +21,7 @@ import pandas as pd
 
 from catalog_nb import contract
 from catalog_nb.client.errors import CatalogError
-from catalog_nb.client.frames import Column, to_frame
+from catalog_nb.client.frames import CatalogFrame, Column, to_frame
 from catalog_nb.client.resources.frames import (
     RESOURCE_COLUMNS,
     custom_columns,
@@ -226,7 +226,7 @@ def resources_frame_of(
     if table is None:
         return resources_frame([], definitions=definitions)
     data = {c.name: _base_series(c, table, index) for c in RESOURCE_COLUMNS}
-    frame = pd.DataFrame(data, columns=list(data), index=index)
+    frame = CatalogFrame(data, columns=list(data), index=index)
     if definitions is None:
         return frame
     custom = _custom_frame(table, definitions, index)

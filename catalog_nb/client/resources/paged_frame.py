@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from catalog_nb.client.errors import CatalogError
-from catalog_nb.client.frames import Column, plain, to_frame
+from catalog_nb.client.frames import CatalogFrame, Column, plain, to_frame
 from catalog_nb.client.resources.arrow_frame import ArrowRows, number_series, resources_frame_of
 from catalog_nb.client.resources.frames import base_columns, custom_columns, frame_records
 
@@ -174,7 +174,7 @@ class PagedFrame:
             ready[name] = number_series(kinds[name], self.arrow.chunked_array(
                 self.values[name], _ARROW_NUMBERS[kinds[name]]())[: len(records)], index)
         order = [c.name for c in self.columns] + [c.name for c in columns[gathered:]]
-        return pd.DataFrame({name: ready[name] if name in ready else built[name]
+        return CatalogFrame({name: ready[name] if name in ready else built[name]
                              for name in order}, columns=order, index=index)
 
     def _gather_number(self, column: Column, values: Sequence[Any]) -> None:
