@@ -148,7 +148,7 @@ def test_put_changes_state_semantic_and_description(
     assert body["field"] == "city" and body["timeOfLastChange"] >= made["timeOfLastChange"]
     for bad, named in (({"state": "GONE"}, "state"), ({"state": None}, "state"),
                        ({"tagKey": "other"}, "tagKey"), ({"resourceKey": "other"}, "resourceKey"),
-                       ({"field": "email"}, "field"), ({"weight": 1}, "weight")):
+                       ({"field": "email"}, "field"), ({"weight": 0.5}, "weight")):
         assert_error(admin.put(path, json=bad), 400, ErrorCode.INVALID_PAYLOAD.value, named)
     assert_error(admin.put("/tagassociation/tagassociation/nope", json={"state": "ACCEPTED"}),
                  404, ErrorCode.TAG_ASSOCIATION_NOT_FOUND.value)

@@ -103,12 +103,13 @@ def test_jobs_are_listed_newest_first_and_filtered(boss: Http, source: dict[str,
     [
         ({"jobType": "BROWSE", "resourcePath": "table_a.csv"}, "INVALID_PAYLOAD", "PROFILE"),
         ({"jobType": "EXPLODE"}, "INVALID_PAYLOAD", "jobType"),
-        ({"jobType": "PROFILE", "state": "SUCCEEDED"}, "INVALID_PAYLOAD", "state"),
+        ({"jobType": "PROFILE", "dataSourceName": "elsewhere"}, "INVALID_PAYLOAD",
+         "dataSourceName"),
         ({"jobType": "PROFILE", "color": 1}, "INVALID_PAYLOAD", "color"),
         ({"jobType": "BROWSE", "engine": "spark"}, "INVALID_PAYLOAD", "PROFILE job"),
         ({"jobType": "DISCOVER", "engine": "local"}, "INVALID_PAYLOAD", "PROFILE job"),
         ({"jobType": "PROFILE", "engine": "hadoop"}, "INVALID_PAYLOAD", "engine"),
-        ({"jobType": "PROFILE", "worker": "me"}, "INVALID_PAYLOAD", "worker"),
+        ({"jobType": "BROWSE", "key": "k", "engine": "spark"}, "INVALID_PAYLOAD", "PROFILE job"),
     ],
 )
 def test_bad_job_requests_are_refused_and_create_no_job(

@@ -249,7 +249,7 @@ def test_an_update_changes_only_what_is_sent(
         ({"name": None}, 400, "INVALID_PAYLOAD", "name cannot be set to null"),
         ({"uri": None}, 400, "INVALID_PAYLOAD", "uri cannot be set to null"),
         ({"uri": "/etc"}, 400, "SOURCE_OUTSIDE_ROOTS", "outside"),
-        ({"resourceCount": 3}, 400, "INVALID_PAYLOAD", "resourceCount"),
+        ({"timeOfCreation": 3}, 400, "INVALID_PAYLOAD", "timeOfCreation"),
         ({"color": "red"}, 400, "INVALID_PAYLOAD", "color"),
         ({"includePatterns": ["  "]}, 400, "INVALID_PAYLOAD", "empty"),
         ({"engine": None}, 400, "INVALID_PAYLOAD", "engine cannot be set to null"),

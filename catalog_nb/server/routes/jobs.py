@@ -5,6 +5,10 @@ source (the same for every job type). A data source the caller may not see answe
 else is wrong. An unknown ``resourcePath`` is not checked here (that needs a browse): the job
 FAILS with "There is no resource at ...". DISCOVER jobs suggest tags on the profiled resources at
 or under ``resourcePath`` (see ``job_discovery``).
+
+A job as read can be sent back to run it again (``services.read_back``): its state, progress,
+counts and times are the new job's own and ignored, but a ``dataSourceName`` that is not
+``dataSourceKey``'s is refused by name rather than run on the other source.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, Forbidden, NotFound
 from catalog_nb.server.schemas.jobs import JobCreate, JobOut, job_out
 from catalog_nb.server.security import Caller
+from catalog_nb.server.services.read_back import refuse_on_create
 from catalog_nb.server.services.sources import checked_engine
 from catalog_nb.server.store import jobs as job_store
 from catalog_nb.server.store import sources as source_store
@@ -67,13 +72,20 @@ def create_job(body: JobCreate, request: Request, caller: CallerDep, store: Stor
                 "role with jobExecutionAllowed that includes the source.",
                 ErrorCode.PERMISSION_DENIED,
             )
+        refuse_on_create(body, {"dataSourceName": source["name"]})
         path = body.resource_path.strip() if body.resource_path is not None else None
         if body.job_type is JobType.BROWSE and path:
             raise BadRequest(
                 "resourcePath limits PROFILE and DISCOVER jobs only; a BROWSE job always reads "
                 "the whole data source.", ErrorCode.INVALID_PAYLOAD,
             )
-        if body.engine is not None and body.job_type is not JobType.PROFILE:
+        requested = body.engine
+        if (body.read_back and requested is JobEngine.LOCAL
+                and body.job_type is not JobType.PROFILE):
+            # A BROWSE or DISCOVER job as read answers engine local (where it ran): sent back
+            # to run again, that is the job's own value, not a request for an engine.
+            requested = None
+        if requested is not None and body.job_type is not JobType.PROFILE:
             raise BadRequest(
                 f"engine chooses what profiles a PROFILE job; a {body.job_type.value} job "
                 "always runs in the service's own processes.", ErrorCode.INVALID_PAYLOAD,
@@ -81,7 +93,7 @@ def create_job(body: JobCreate, request: Request, caller: CallerDep, store: Stor
         # A source's default engine (catalog_nb extra) applies to its PROFILE jobs only.
         engine = JobEngine.LOCAL.value
         if body.job_type is JobType.PROFILE:
-            engine = (checked_engine(str(source["source_type"]), body.engine)
+            engine = (checked_engine(str(source["source_type"]), requested)
                       or str(source.get("engine") or JobEngine.LOCAL))
         job = job_store.create(w.conn, body.job_type.value, source_key, path or None,
                                caller.name, engine)

@@ -45,6 +45,7 @@ def update_source(
     """Change a data source (Administrator); absent properties stay unchanged.
 
     ``sourceType`` cannot change. An SQL ``uri`` whose password is ``***`` (as it was read)
-    keeps the stored password.
+    keeps the stored password. The body may be the source as read: read-only properties are
+    ignored unchanged and refused by name when changed.
     """
-    return sources.update(store, settings, caller, key, body.changes())
+    return sources.update(store, settings, caller, key, body)

@@ -32,6 +32,7 @@ _READ_ONLY = frozenset({
 
 class _Fields(Payload):
     read_only = _READ_ONLY
+    read_form = True  # a TagAssociationView sent back: see services.read_back
 
     field: str | None = Field(default=None, max_length=10_000)
     state: TagAssociationState | None = None
@@ -45,7 +46,9 @@ class _Fields(Payload):
 
 
 class AssociationIn(_Fields):
-    """Body of ``POST /tagassociation`` and item of ``POST /tagassociation/list``."""
+    """Body of ``POST /tagassociation`` and item of ``POST /tagassociation/list``; may be a
+    TagAssociationView as read (its tag's and resource's names must be those of ``tagKey`` and
+    ``resourceKey``, its key, weight, rules and times are assigned)."""
 
     resource_key: str = Field(max_length=_KEY)
     tag_key: str = Field(max_length=_KEY)
@@ -54,7 +57,8 @@ class AssociationIn(_Fields):
 class AssociationUpdate(_Fields):
     """Body of ``PUT /tagassociation/tagassociation/{key}``: ``state``, ``semantic`` and
     ``description`` change; ``resourceKey``, ``tagKey`` and ``field`` may be sent but must name
-    the association's own."""
+    the association's own. May be the association as read: its read-only properties are
+    compared with the association's own (``services.read_back``)."""
 
     resource_key: str | None = Field(default=None, max_length=_KEY)
     tag_key: str | None = Field(default=None, max_length=_KEY)

@@ -12,13 +12,16 @@ from catalog_nb.server.store.jobs import COUNT_NAMES
 
 
 class JobCreate(Payload):
-    """Body of ``POST /job``."""
+    """Body of ``POST /job``; may be a job as read, to run it again (``services.read_back``:
+    its ``dataSourceName`` must be ``dataSourceKey``'s, its state, progress and times are the
+    new job's own)."""
 
     read_only = frozenset(
         {"key", "state", "progress", "total", "done", "workUnit", "workTotal", "workDone",
          "counts", "errors", "message", "worker",
          "requestedBy", "timeOfCreation", "startTime", "endTime", "dataSourceName"}
     )
+    read_form = True
 
     job_type: JobType
     data_source_key: str = Field(min_length=1, max_length=200)

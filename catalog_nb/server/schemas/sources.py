@@ -33,6 +33,7 @@ class SourceFields(Payload):
     read_only = frozenset(
         {"key", "type", "timeOfCreation", "timeOfLastChange", "resourceCount", "lastJob"}
     )
+    read_form = True  # a DataSource sent back: see services.read_back
 
     description: str | None = None
     uri: str | None = Field(default=None, min_length=1, max_length=4096)

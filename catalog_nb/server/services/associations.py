@@ -1,6 +1,15 @@
 """Tag association use cases: the state a new association starts in (from the caller's level in
 the tag's domain), lists applied item by item, changes and deletions checked against the
 caller's roles in the tag's domain. Every write is audited; the rules are in docs/tags-api.md.
+
+A body may be a TagAssociationView as read (``services.read_back``). On update its read-only
+properties are compared with the association's own (``changedBy``, which moves with every
+write as ``timeOfLastChange`` does, is always ignored). On create the key, people and times
+are the service's to assign and ignored, but the names the view carries of its tag, domain and
+resource must be those of ``tagKey`` and ``resourceKey`` (a view copied with its
+``resourcePath`` or ``tagName`` changed asks for another resource or tag, and silently tagging
+the one the keys name would be wrong), and its ``weight`` and ``rules`` those the association
+has (discovery's) or will have (a person's: 1.0, none).
 """
 
 from __future__ import annotations
@@ -21,8 +30,15 @@ from catalog_nb.contract import (
 )
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.errors import BadRequest, ServiceError
-from catalog_nb.server.schemas.associations import AssociationIn, AssociationUpdate, view_out
+from catalog_nb.server.schemas.associations import (
+    PERSON_WEIGHT,
+    UNSET_SEMANTIC,
+    AssociationIn,
+    AssociationUpdate,
+    view_out,
+)
 from catalog_nb.server.security import Caller, domain_level, require_domain, require_level
+from catalog_nb.server.services.read_back import refuse_changed, refuse_on_create
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import associations as association_store
 from catalog_nb.server.store import resources as resource_store
@@ -35,6 +51,8 @@ from catalog_nb.server.visibility import Visibility
 log = logging.getLogger("catalog_nb.server.routes.associations")
 
 _STEWARD_RANK = (AccessLevel.ADMINISTRATOR, AccessLevel.STEWARD)
+#: What an association's read form carries that moves with every write to it.
+_VOLATILE = ("changedBy",)
 
 
 def _label(view: dict[str, Any]) -> str:
@@ -54,6 +72,23 @@ def starting_state(caller: Caller, domain_key: str, sent: TagAssociationState | 
     return TagAssociationState.SUGGESTED.value
 
 
+def _determined(conn: Connection, body: AssociationIn, resource: dict[str, Any],
+                tag: dict[str, Any]) -> dict[str, Any]:
+    """The read-only properties of the association a create names that its keys determine: its
+    tag's and resource's names, and the weight and rules (discovery's, when it suggested this
+    association already; a person's full weight and none for a new one)."""
+    existing = association_store.find(conn, resource["key"], body.field, tag["key"])
+    weight = existing["weight"] if existing is not None else None
+    return {
+        "tagName": tag["name"], "tagFullName": tag["full_name"],
+        "domainKey": tag["domain_key"], "domainName": tag["domain_name"],
+        "sensitivity": tag["sensitivity"], "resourcePath": resource["path"],
+        "dataSourceName": resource["source_name"],
+        "weight": PERSON_WEIGHT if weight is None else weight,
+        "rules": list(existing["rules"] or []) if existing is not None else [],
+    }
+
+
 def _create(
     conn: Connection, caller: Caller, vis: Visibility, body: AssociationIn
 ) -> tuple[dict[str, Any], str]:
@@ -69,6 +104,8 @@ def _create(
               else AccessLevel.STEWARD)
     require_domain(caller, tag["domain_key"], tag["domain_name"], needed,
                    f"Tagging with state {state}")
+    if body.read_back:
+        refuse_on_create(body, _determined(conn, body, resource, tag))
     values = {"state": state, **body.model_dump(include={"semantic", "description"},
                                                 exclude_unset=True)}
     key, outcome = association_store.create(conn, resource, tag, body.field, values, caller.name)
@@ -135,6 +172,8 @@ def update(store: Store, caller: Caller, key: str, body: AssociationUpdate) -> d
         w.target(key, _label(view_out(current)))
         require_domain(caller, current["domain_key"], current["domain_name"],
                        AccessLevel.STEWARD, "Changing tag associations")
+        if body.read_back:
+            refuse_changed(body, view_out(current), _VOLATILE)
         sent = body.changes()
         for name, column, wire in (("resource_key", "resource_key", "resourceKey"),
                                    ("tag_key", "tag_key", "tagKey"),
@@ -146,6 +185,9 @@ def update(store: Store, caller: Caller, key: str, body: AssociationUpdate) -> d
             raise BadRequest("state cannot be null.", ErrorCode.INVALID_PAYLOAD, field="state")
         values = {k: (v.value if isinstance(v, TagAssociationState) else v)
                   for k, v in sent.items() if k in ("state", "semantic", "description")}
+        if current["semantic"] is None and values.get("semantic") == UNSET_SEMANTIC:
+            # The view answers an unset semantic as OTHER; sent back, it is still unset.
+            del values["semantic"]
         changed = association_store.change(w.conn, current, values, caller.name)
         w.message = f"changed {', '.join(sorted(values))}" if changed else "unchanged"
         view = view_out(association_store.get_visible(w.conn, vis, key))

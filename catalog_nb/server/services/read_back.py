@@ -15,7 +15,10 @@ current object hands them here with that object's wire form:
   service assigns those, so they are ignored. Only the properties every new object of the kind
   has one value of are checked: ``type`` must be the kind being created (a user posted to
   ``/tag`` is a mistake worth naming), and a tag domain cannot be created ``immutable`` or
-  ``BUILT_IN`` (only the service seeds those).
+  ``BUILT_IN`` (only the service seeds those). So are the names a body's own references
+  determine: a tag association's ``tagName`` or ``resourcePath`` must be those of its
+  ``tagKey`` and ``resourceKey``, a job's ``dataSourceName`` that of its ``dataSourceKey``
+  (changed, they ask for another tag, resource or source than the keys name).
 
 One rule for every write, so routes stay thin and no route keeps its own copy.
 """
@@ -59,8 +62,9 @@ def refuse_changed(body: Payload, current: BaseModel | Mapping[str, Any],
 
 
 def refuse_on_create(body: Payload, fixed: Mapping[str, Any]) -> None:
-    """On create: the read-only properties are ignored, except those every new object of the
-    kind has one value of (``fixed``: ``type``, a tag domain's ``immutable`` and ``semantic``):
+    """On create: the read-only properties are ignored, except those ``fixed`` gives the one
+    value of (every new object of the kind has it: ``type``, a tag domain's ``immutable`` and
+    ``semantic``; or the body's own references determine it: an association's ``tagName``):
     another value there asks for something a create cannot give, refused by name."""
     _refuse(sorted(name for name, value in fixed.items()
                    if name in body.read_back and not _same(body.read_back[name], value)),

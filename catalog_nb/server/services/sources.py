@@ -4,6 +4,11 @@ object root, an SQL source's URL checked without connecting, the ``sourceType`` 
 password or secret access key sent back as ``***`` restored from the stored one, the engine of
 its PROFILE jobs: Spark for FILE sources only), and
 reading the sources the caller may see with their resource counts and latest jobs.
+
+A body may be a DataSource as read (``services.read_back``): on create its ``type`` must be
+``datasource`` and the rest of its read-only properties are assigned; on update ``key``, ``type``
+and ``timeOfCreation`` are compared with the source's own, while ``resourceCount`` and
+``lastJob``, which move with jobs, are always ignored.
 """
 
 from __future__ import annotations
@@ -18,11 +23,13 @@ from catalog_nb.server.profiling.object_uri import is_object_uri
 from catalog_nb.server.schemas.sources import (
     SourceCreate,
     SourceOut,
+    SourceUpdate,
     has_secrets,
     shown_uri,
     source_out,
 )
 from catalog_nb.server.security import Caller, require_admin
+from catalog_nb.server.services.read_back import refuse_changed, refuse_on_create
 from catalog_nb.server.settings import Settings
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import jobs as job_store
@@ -30,6 +37,8 @@ from catalog_nb.server.store import sources as source_store
 from catalog_nb.server.visibility import sees_every_source, sees_source
 
 _WRITE = "Changing data sources"
+#: What a data source's read form carries that moves with its jobs, not with its own writes.
+_VOLATILE = ("resourceCount", "lastJob")
 
 
 def _checked_uri(source_type: str, uri: str, settings: Settings) -> str:
@@ -83,6 +92,7 @@ def create(store: Store, settings: Settings, caller: Caller, body: SourceCreate)
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.DATA_SOURCE,
                  name=body.name) as w:
         require_admin(caller, _WRITE)
+        refuse_on_create(body, {"type": "datasource"})
         values = body.changes()
         values["source_type"] = body.source_type.value
         values["uri"] = _checked_uri(body.source_type.value, body.uri, settings)
@@ -94,17 +104,21 @@ def create(store: Store, settings: Settings, caller: Caller, body: SourceCreate)
 
 
 def update(
-    store: Store, settings: Settings, caller: Caller, key: str, changes: dict[str, Any]
+    store: Store, settings: Settings, caller: Caller, key: str, body: SourceUpdate
 ) -> SourceOut:
-    """Change a data source (Administrator), audited; ``changes`` holds the properties sent.
+    """Change a data source (Administrator), audited; absent properties stay unchanged.
 
     ``sourceType`` cannot change. An SQL ``uri`` whose password is ``***`` (as it was read), or
-    an ``s3://`` one whose secret access key is, keeps the stored secret.
+    an ``s3://`` one whose secret access key is, keeps the stored secret. The body may be the
+    source as read (``services.read_back``).
     """
     with audited(store, caller, AuditAction.UPDATE, AuditObjectType.DATA_SOURCE, key=key) as w:
         require_admin(caller, _WRITE)
         current = source_store.get_source(w.conn, key)
         w.target(current["key"], current["name"])
+        if body.read_back:
+            refuse_changed(body, source_out(current), _VOLATILE)
+        changes = body.changes()
         for field in ("name", "uri", "source_type", "engine"):
             if field in changes and changes[field] is None:
                 raise BadRequest(f"{_wire(field)} cannot be set to null.",
@@ -124,10 +138,27 @@ def update(
             if has_secrets(current):
                 uri = restore_secrets(uri, str(current["uri"]))
             changes["uri"] = _checked_uri(str(current["source_type"]), uri, settings)
-        row = source_store.update_source(w.conn, key, changes)
+        changes = _different(current, changes)
+        row = source_store.update_source(w.conn, key, changes) if changes else current
         w.target(row["key"], row["name"])
-        w.message = ", ".join(sorted(_wire(c) for c in changes)) or None
+        w.message = ", ".join(sorted(_wire(c) for c in changes)) or "unchanged"
         return _outs(w.conn, [row])[0]
+
+
+def _different(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """The changes that change something: a source sent back as read (or a property sent with
+    its current value) writes nothing, so its ``timeOfLastChange`` stays that of its last real
+    change. A source without an engine of its own answers ``local``; sent back, still none."""
+    kept = {}
+    for column, value in changes.items():
+        now = current.get(column)
+        if column == "engine" and now is None and value == JobEngine.LOCAL.value:
+            continue
+        if column in ("include_patterns", "exclude_patterns"):
+            value, now = list(value or []), list(now or [])
+        if value != now:
+            kept[column] = value
+    return kept
 
 
 def _wire(field: str) -> str:
