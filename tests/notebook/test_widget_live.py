@@ -100,3 +100,93 @@ def test_many_categories_top_n_and_filter(cat: Catalog) -> None:
     wanted = sorted(all_types)[-1]
     panel.filters["fieldDataType"].value = wanted.lower()
     assert [v for _, v in panel.facet_selectors["fieldDataType"].options] == [wanted]
+
+
+def _cells(panel: FacetSearch, column: str) -> list[str]:
+    """The grid's cells of ``column`` for the rows at the top level (folded rows left out)."""
+    return [str(row[column]) for row in panel.grid.rows]
+
+
+def test_header_click_sorts_and_cells_read_as_numbers(cat: Catalog) -> None:
+    panel = FacetSearch(cat, page_size=50)
+    panel.grid.sort = "-rows"  # what a click on the Rows header sends
+    assert panel.sort_by.value == "rows" and panel.ascending.value is False
+    shown = [int(c.replace(",", "")) for c in _cells(panel, "rows") if c not in ("", "unknown")]
+    assert len(shown) > 3 and shown == sorted(shown, reverse=True)
+    assert any("," in c for c in _cells(panel, "rows"))  # 25,337 style, never 25337
+    numeric = {c["name"] for c in panel.grid.columns if c["numeric"]}
+    assert numeric == {"rows", "size", "score"}  # right-aligned, headers and cells alike
+    # Tables have no size on the wire (0): the grid says unknown, never a fake 0.
+    tables = panel.frame["type"].eq("table").tolist()
+    sizes = [row["size"] for row, table in zip(panel.grid.rows, tables, strict=False) if table]
+    assert sizes and set(sizes) == {"unknown"}
+    assert "0 B" not in _cells(panel, "size")
+    panel.ascending.value = True  # the checkbox moves the header's arrow too
+    assert panel.grid.sort == "rows"
+
+
+def test_chips_remove_one_filter_or_all(cat: Catalog) -> None:
+    panel = FacetSearch(cat)
+    everything = panel.result.total
+    panel.facet_selectors["dataSource"].value = ("demo_files",)
+    panel.facet_selectors["fileFormat"].value = ("csv",)
+    labels = [chip.description for chip in panel.chips.children]
+    assert labels[-1] == "clear all" and len(labels) == 3
+    assert any("csv ✕" in label for label in labels)
+    narrowed = panel.result.total
+    next(c for c in panel.chips.children if "csv" in c.description).click()
+    assert panel.selections == {"dataSource": ["demo_files"]} and panel.result.total > narrowed
+    assert panel.facet_selectors["fileFormat"].value == ()
+    panel.chips.children[-1].click()
+    assert panel.selections == {} and panel.result.total == everything
+    assert panel.chips.children == ()
+
+
+def test_partitions_fold_under_their_collection(cat: Catalog) -> None:
+    panel = FacetSearch(cat, page_size=100)
+    collection = next(r for r in panel.grid.rows if "sales/orders" in r["name"] and r["children"])
+    members = [child["name"] for child in collection["children"]]
+    assert len(members) > 1 and all("sales/orders/" in name for name in members)
+    top = [r["name"] for r in panel.grid.rows]
+    assert not [name for name in top if "sales/orders/" in name and name not in
+                (collection["name"],)]
+    assert all(key for _, key in panel.rows.options)  # every row, folded or not, can be chosen
+
+
+def test_basic_advanced_switch_messages_and_highlights(cat: Catalog) -> None:
+    panel = FacetSearch(cat)
+    panel.text.value = "cust*"
+    assert panel.result.total == 0
+    assert "ADVANCED" in panel.message and "whole words" in panel.message
+    panel.mode.value = "ADVANCED"  # the same words, now a prefix
+    assert panel.result.total > 0 and panel.message == ""
+    assert any("<mark>" in row["name"] for row in panel.grid.rows)
+    panel.text.value = "name:(unclosed"
+    assert "INVALID_QUERY" in panel.error_box.value and panel.error
+    panel.mode.value = "BASIC"
+    panel.text.value = "customers"
+    assert panel.error == "" and "<mark>customers</mark>" in panel.grid.rows[0]["name"]
+
+
+def test_load_into_a_dataframe(cat: Catalog) -> None:
+    panel = FacetSearch(cat, "customers")
+    with pytest.raises(ValueError, match="click a row"):
+        panel.load_code()
+    assert panel.load_button.disabled
+    key = panel.frame.loc[panel.frame["path"] == CUSTOMERS, "key"].iloc[0]
+    panel.rows.value = key
+    assert not panel.load_button.disabled
+    code = panel.put_load_code()  # outside IPython: only returned
+    assert "pd.read_csv(" in code and CUSTOMERS in code
+    frame = panel.load()
+    assert len(frame) == panel.selected_resource.rows
+    assert list(frame.columns) == panel.selected["name"].tolist()
+
+
+def test_saved_output_carries_a_static_table(cat: Catalog) -> None:
+    panel = FacetSearch(cat, "customers", page_size=5)
+    bundle = panel.panel._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    static = bundle["text/html"]
+    assert "matches" in static and "<table" in static and "customers" in static
+    assert static.count("<tr data-key=") >= min(5, panel.result.total)

@@ -9,6 +9,7 @@ the chips of the active filters with their ✕ and "clear all".
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Mapping
 
 import ipywidgets as W
@@ -65,6 +66,8 @@ class FacetGroup:
         self.body = W.VBox([self.title, self.filter, self.selector])
         self.box = W.VBox([self.toggle, self.body], layout=W.Layout(margin="0 0 4px 0"))
         self.box.add_class("cnb-facet")
+        # A class per facet, so a page (or a browser test) can find one facet's group.
+        self.box.add_class("cnb-facet-" + re.sub(r"[^A-Za-z0-9_-]", "-", name))
         self.toggle.observe(lambda _: self.show_body(), names="value")
         self.show_body()
 

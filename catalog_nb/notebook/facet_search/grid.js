@@ -91,8 +91,11 @@ function render({ model, el }) {
     rows.forEach((cells, index) => {
       const id = cells.key || "group-" + index;
       body.appendChild(row(cells, 0, id));
-      if (open.has(id)) {
-        for (const child of cells.children || []) body.appendChild(row(child, 1, id));
+      // Folded partitions stay in the page (hidden), so a key is always findable.
+      for (const child of cells.children || []) {
+        const tr = row(child, 1, id);
+        tr.hidden = !open.has(id);
+        body.appendChild(tr);
       }
     });
     table.append(thead, body);
