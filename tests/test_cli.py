@@ -60,11 +60,11 @@ def test_set_password_replaces_the_old_one(
 def test_bad_cli_input_changes_nothing(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], store_url: str
 ) -> None:
+    with pytest.raises(SystemExit, match="Unknown role"):
+        _run(monkeypatch, "user", "create", "eve", "--role", "Wizard", "--db-url", store_url)
     with pytest.raises(SystemExit, match="no user named 'ghost'"):
         _run(monkeypatch, "user", "set-password", "ghost", "--password-stdin",
              "--db-url", store_url, stdin="long-enough-1\n")
-    with pytest.raises(SystemExit, match="Unknown role"):
-        _run(monkeypatch, "user", "create", "eve", "--role", "Wizard", "--db-url", store_url)
     with pytest.raises(SystemExit, match="at least 8"):
         _run(monkeypatch, "user", "create", "eve", "--password-stdin", "--db-url", store_url,
              stdin="short\n")

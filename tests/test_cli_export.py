@@ -4,6 +4,10 @@ asked, prints the paths, and fails with a clear message on paths it cannot write
 from __future__ import annotations
 
 import io
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +17,7 @@ import pytest
 
 from catalog_nb.cli import main
 from catalog_nb.client import connect
+from catalog_nb.notebook import session
 from tests.server.lake import demo_files, profile_folder
 
 
@@ -90,3 +95,56 @@ def test_export_fails_clearly(
         main(["export", "--snapshot", str(tmp_path), "--html", str(tmp_path / "x.html")])
     assert "no manifest.json" in str(no_snapshot.value.code)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def _no_named_service(monkeypatch: pytest.MonkeyPatch, demo_dir: Path) -> None:
+    for name in ("CATALOG_URL", "CATALOG_USER", "CATALOG_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CATALOG_DEMO_DIR", str(demo_dir))
+
+
+def test_export_without_a_url_attaches_to_the_running_demo(
+    server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What a serving demo leaves in its folder (catalog_nb.demo.run), naming a live server.
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    (demo / session.SERVER_FILE).write_text(json.dumps(
+        {"url": server.url, "pid": os.getpid(), "stop_with": None}))
+    _no_named_service(monkeypatch, demo)
+    monkeypatch.setattr("sys.stdin", io.StringIO(server.admin_password + "\n"))
+    assert main(["export", "--user", server.admin_user, "--password-stdin",
+                 "--xlsx", str(tmp_path / "demo.xlsx")]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == f"xlsx: {tmp_path / 'demo.xlsx'}"
+    assert err.strip() == f"Catalog: {server.url} (the demo serving {demo})"
+    assert "cli_files" in str(
+        openpyxl.load_workbook(tmp_path / "demo.xlsx")["sources"]["B2"].value)
+
+
+def test_export_without_any_catalog_says_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    _no_named_service(monkeypatch, demo)
+    with pytest.raises(SystemExit) as nothing:
+        main(["export", "--html", str(tmp_path / "c.html")])
+    message = str(nothing.value.code)
+    assert message.startswith("error: no catalog to export: give --url URL (or set "
+                              "CATALOG_URL), or --snapshot DIR; no demo is serving")
+    assert "connect(url=" not in message
+    # A server file whose demo has ended is no running demo either.
+    (demo / session.SERVER_FILE).write_text(json.dumps(
+        {"url": "http://127.0.0.1:9", "pid": _ended_pid(), "stop_with": None}))
+    with pytest.raises(SystemExit, match="give --url URL"):
+        main(["export", "--html", str(tmp_path / "c.html")])
+    assert not (tmp_path / "c.html").exists()
+
+
+def _ended_pid() -> int:
+    """The id of a process that has ended (and been reaped)."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait(60)
+    return process.pid

@@ -15,11 +15,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
 from types import FrameType
 from typing import Any
+
+import pandas as pd
 
 from catalog_nb.demo.embedded import EmbeddedServer
 from catalog_nb.demo.lake import TRUTH_FILE, build_lake, lake_sources
@@ -46,9 +49,80 @@ def _setup_catalog(cat: Any, lake: Path) -> None:
     if ANALYST_USER not in set(cat.users()["name"]):
         cat.create_user(ANALYST_USER, roles=["Analyst"], password=ANALYST_PASSWORD,
                         first_name="Ana", last_name="Lytic", email="ana@example.org")
+    # A bar only on a terminal, where it is erased before the job's message is printed; in a
+    # log file or a pipe its carriage returns would leave it glued to the text.
+    bars = sys.stderr.isatty()
     for payload in lake_sources(lake):
-        job = cat.profile(payload["name"])
-        print(f"  {job['message']}")
+        print(f"  {payload['name']} ...", flush=True)
+        job = cat.profile(payload["name"], progress=bars)
+        print(f"  {job['message']}", flush=True)
+
+
+def _text(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as people read it printed: lists as comma-separated text, missing as blank."""
+    shown = frame.astype(object)
+    for column in shown.columns:
+        shown[column] = [", ".join(map(str, v)) if isinstance(v, list | tuple)
+                         else "" if v is None or v is pd.NA or v != v else v
+                         for v in shown[column]]
+    return shown
+
+
+def show_catalog(cat: Any) -> None:
+    """Print what the catalog knows after the demo's profiling: users, data sources, data
+    resources (a collection's partition files counted in its row, ``files``), the suggested
+    sensitive fields and one resource's fields. Every title's count is the sum of its rows."""
+    users = cat.users()
+    print(f"\nUsers ({len(users)}):")
+    print(_text(users[["name", "roles", "admin", "email"]]).to_string(index=False))
+    sources = cat.sources()
+    frame = cat.resources(progress=False)
+    print(f"\nData sources ({len(sources)}; {len(frame)} resources, partition files "
+          "included):")
+    print(_text(sources[["name", "source_type", "resource_count", "last_job_state"]])
+          .rename(columns={"resource_count": "resources"}).to_string(index=False))
+    top, files = _fold_partitions(frame)
+    folded = len(frame) - len(top)
+    # The title adds up: the rows listed, plus the partition files their collection counts.
+    print(f"\nData resources ({len(frame)}" + (
+        f" = {len(top)} rows below + {folded} partition files counted in their collection's "
+        "'files'" if folded else "") + "):")
+    listed = top[["source", "path", "type", "format", "rows", "field_count", "state"]].copy()
+    listed.insert(3, "files", files.astype("Int64").where(files > 0))
+    print(_text(listed).to_string(index=False))
+    suggested = cat.associations(state="SUGGESTED", progress=False)
+    print(f"\nSensitive fields suggested by discovery ({len(suggested)}; review them with "
+          "cat.review_suggestions()):")
+    if len(suggested):
+        print(_text(suggested.sort_values(["tag", "source", "path", "field"])[
+            ["tag", "source", "path", "field", "weight"]]).to_string(index=False))
+    fields = cat.fields("demo_files", "crm/customers.csv")
+    print(f"\nFields of demo_files crm/customers.csv ({len(fields)}):")
+    shown = _text(fields[["name", "data_type", "density", "distinct_count", "min", "max"]])
+    shown["density"] = [f"{d:.0%}" if isinstance(d, float) else d for d in shown["density"]]
+    print(shown.to_string(index=False))
+
+
+def _fold_partitions(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """The resources of ``frame`` outside every collection of their source, and for each how
+    many of ``frame``'s rows lie inside it (0 but for collections)."""
+    is_collection = frame["type"] == "collection"
+    collections = [(str(s), f"{p}/") for s, p in
+                   zip(frame.loc[is_collection, "source"], frame.loc[is_collection, "path"],
+                       strict=True)]
+    members = {c: 0 for c in collections}
+    keep = []
+    for source, path in zip(frame["source"], frame["path"], strict=True):
+        parent = next((c for c in collections
+                       if c[0] == str(source) and str(path).startswith(c[1])), None)
+        keep.append(parent is None)
+        if parent is not None:
+            members[parent] += 1
+    top = frame[keep]
+    files = pd.Series([members.get((str(s), f"{p}/"), 0)
+                       for s, p in zip(top["source"], top["path"], strict=True)],
+                      index=top.index, dtype="int64")
+    return top, files
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -76,8 +150,6 @@ def run_demo(
     ``tour`` is False), then serve (unless ``serve`` is False; ``stop_with_pid``: only while
     that process lives). Returns the process exit code: 1 when the tour failed.
     """
-    import pandas as pd
-
     import catalog_nb
 
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -98,31 +170,9 @@ def run_demo(
         with catalog_nb.connect(server.url, DEMO_USER, DEMO_PASSWORD) as cat:
             print(f"Connected: {cat!r}\nProfiling the demo sources:", flush=True)
             _setup_catalog(cat, lake)
-            with pd.option_context("display.width", 140, "display.max_columns", 10,
+            with pd.option_context("display.width", 140, "display.max_columns", 12,
                                    "display.max_colwidth", 40):
-                print("\nUsers:")
-                print(cat.users()[["name", "roles", "admin", "email"]].to_string(index=False))
-                print("\nData sources:")
-                print(cat.sources()[["name", "source_type", "resource_count",
-                                     "last_job_state"]].to_string(index=False))
-                frame = cat.resources(progress=False)
-                print(f"\nData resources ({len(frame)}):")
-                # A collection's partition files are listed once, through their collection.
-                folders = [p + "/" for p in frame.loc[frame["type"] == "collection", "path"]]
-                top = frame[[not str(p).startswith(tuple(folders)) for p in frame["path"]]]
-                print(top[["source", "path", "type", "format", "rows", "field_count",
-                           "state"]].to_string(index=False))
-                suggested = cat.associations(state="SUGGESTED", progress=False)
-                print(f"\nSensitive fields suggested by discovery ({len(suggested)}; review "
-                      "them with cat.review_suggestions()):")
-                if len(suggested):
-                    print(suggested.sort_values(["tag", "source", "path", "field"])[
-                        ["tag", "source", "path", "field", "weight"]
-                    ].to_string(index=False))
-                print("\nFields of demo_files crm/customers.csv:")
-                print(cat.fields("demo_files", "crm/customers.csv")[
-                    ["name", "data_type", "density", "distinct_count", "min", "max"]
-                ].to_string(index=False))
+                show_catalog(cat)
         print(
             f"\nThe catalog is at {server.url}/api/v2 (docs: {server.url}/api/v2/docs); its store "
             f"and the demo lake are in {data_dir.resolve()}.\nIn a notebook:\n"

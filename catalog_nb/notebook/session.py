@@ -53,6 +53,7 @@ __all__ = [
     "ENV_DEMO_SCALE",
     "ENV_REPORT_DIR",
     "SERVER_FILE",
+    "attach_demo",
     "demo_dir",
     "open_catalog",
     "pick",
@@ -152,6 +153,34 @@ def _attach(data_dir: Path, username: str, password: str, progress: bool) -> Cat
         return connect(str(found["url"]), username, password, progress=progress)
     except CatalogConnectionError:
         return None  # the file outlived its server
+
+
+def attach_demo(
+    username: str | None = None,
+    password: str | None = None,
+    *,
+    progress: bool = True,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> Catalog | None:
+    """A catalog logged in to the demo serving ``data_dir`` (default :func:`demo_dir`), as
+    :func:`open_catalog` attaches to it, or ``None`` when no demo serves that folder. Never
+    starts one (``catalog-nb export`` uses it).
+
+    Credentials as in :func:`open_catalog` (the demo administrator by default).
+
+    Raises:
+        ValueError: a user other than the demo administrator without a password.
+        AuthenticationError: the demo refused the credentials.
+
+    Example::
+
+        cat = attach_demo()
+        if cat is None:
+            print("Start the demo first: make demo")
+    """
+    folder = demo_dir() if data_dir is None else Path(data_dir).expanduser().resolve()
+    user, secret = _credentials(username, password)
+    return _attach(folder, user, secret, progress)
 
 
 @contextlib.contextmanager
