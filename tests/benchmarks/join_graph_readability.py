@@ -15,6 +15,13 @@ HTTP with the client, for each catalog:
   "Scores"), copies merged into one node; and what ``draw_join_graph`` draws of it (the
   strongest join of each referring column), with its crossings.
 
+Then the pictures themselves, measured on their matplotlib artists after ``canvas.draw()``:
+edge crossings (edges sharing a node never count), overlapping labels (pairs of names or edge
+labels whose boxes overlap) and the smallest font. The anchor, drawn in the same run, is the
+picture as issue 18 found it: every condition of every resource on a circle, names and
+columns at 7.5 and 6.5 pt (:func:`draw_circle`); *after* is :func:`draw_join_graph` of the
+default graph.
+
 Each picture is saved as a PNG in ``--out`` (default: the working folder) to be looked at.
 Not a test: run it by hand and read the figures.
 """
@@ -27,6 +34,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -34,6 +42,10 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import networkx as nx
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
+from matplotlib.transforms import Bbox
 
 from catalog_nb.client import Catalog, connect
 from catalog_nb.demo.embedded import EmbeddedServer
@@ -54,10 +66,82 @@ def _crossings(graph: nx.Graph) -> int:
     return lay.crossings(flat, lay.component_layout(flat))
 
 
+def draw_circle(graph: nx.Graph, ax: Axes) -> Axes:
+    """The anchor: every node on a circle, straight edges, names on the nodes (7.5 pt) and
+    each edge's columns at its middle (6.5 pt)."""
+    flat = nx.Graph(graph)
+    flat.remove_edges_from(list(nx.selfloop_edges(flat)))
+    pos = nx.circular_layout(sorted(flat, key=str))
+    nx.draw_networkx_edges(flat, pos, ax=ax, alpha=0.6)
+    for node in flat:
+        x, y = pos[node]
+        ax.text(x, y, lay.node_label(flat.nodes[node], node), fontsize=7.5, ha="center",
+                va="center", gid="node", bbox={"boxstyle": "round,pad=0.3", "facecolor": "white"})
+    for u, v, attrs in flat.edges(data=True):
+        middle = (np.asarray(pos[u]) + np.asarray(pos[v])) / 2
+        ax.text(float(middle[0]), float(middle[1]), attrs.get("label") or "", fontsize=6.5,
+                ha="center", va="center",
+                gid="edge-label")
+    ax.set_axis_off()
+    return ax
+
+
+def _extents(ax: Axes) -> list[Bbox]:
+    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    boxes = []
+    for text in ax.texts:
+        if text.get_gid() in ("node", "edge-label") and text.get_text():
+            patch = text.get_bbox_patch()
+            boxes.append(patch.get_window_extent(renderer) if patch
+                         else text.get_window_extent(renderer))
+    return boxes
+
+
+def label_overlaps(ax: Axes) -> int:
+    """Pairs of drawn labels (names and edge labels) whose boxes overlap."""
+    boxes = _extents(ax)
+    return sum(1 for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.overlaps(b))
+
+
+def edge_crossings(ax: Axes) -> int:
+    """Pairs of drawn edges that cross (edges sharing an end never count)."""
+    segments = [np.asarray(s) for c in ax.collections if isinstance(c, LineCollection)
+                for s in c.get_segments()]
+    graph = nx.Graph()
+    pos: dict[Any, Any] = {}
+    for i, seg in enumerate(segments):
+        ends = [tuple(np.round(p, 6)) for p in (seg[0], seg[-1])]
+        pos.update({end: end for end in ends})
+        graph.add_edge(*ends, index=i)
+    return lay.crossings(graph, pos)
+
+
+def smallest_font(ax: Axes) -> float:
+    """The smallest font size (points) of the texts drawn on the axes."""
+    return min((float(t.get_fontsize()) for t in ax.texts if t.get_text()), default=0.0)
+
+
+def measure_pictures(name: str, every: nx.Graph, default: nx.Graph, out: Path) -> None:
+    """Print the anchor's and the picture's crossings, overlaps and smallest font; save both."""
+    for label, graph, draw in (("before (circle, every condition)", every, draw_circle),
+                               ("after (draw_join_graph, default)", default,
+                                lambda g, ax: draw_join_graph(g, ax=ax))):
+        fig, ax = plt.subplots(figsize=FIGURE)
+        draw(graph, ax)
+        fig.canvas.draw()
+        print(f"  {label:<34} {edge_crossings(ax):>4} edge crossings,"
+              f" {label_overlaps(ax):>4} overlapping labels, smallest font"
+              f" {smallest_font(ax):.1f} pt")
+        fig.savefig(out / f"join-graph-{name}-{label.split()[0]}.png", dpi=100,
+                    bbox_inches="tight")
+        plt.close(fig)
+
+
 def measure(name: str, cat: Catalog, out: Path) -> None:
     """Print the sizes of both graphs of one catalog and save their pictures."""
     every = cat.join_graph(min_score=0, copies=False)
     default = cat.join_graph()
+    measure_pictures(name, every, default, out)
     drawn = lay.strongest_joins(default)
     print(f"\n{name}")
     print(f"  every condition: {every.number_of_nodes():>3} nodes {every.number_of_edges():>4}"

@@ -12,7 +12,16 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from catalog_nb.notebook.drawing import layout as lay
-from catalog_nb.notebook.drawing.common import _axes, _check_max, _inches, _nothing, _palette
+from catalog_nb.notebook.drawing import routes
+from catalog_nb.notebook.drawing.common import (
+    LEGEND_SIZE,
+    TITLE_SIZE,
+    _axes,
+    _check_max,
+    _inches,
+    _nothing,
+    _palette,
+)
 
 __all__ = ["draw_join_graph"]
 
@@ -59,8 +68,7 @@ def draw_join_graph(
     shown.remove_edges_from(list(nx.selfloop_edges(shown)))
     nodes = list(shown.nodes)
     labels = {n: lay.node_label(shown.nodes[n], n) for n in nodes}
-    pos = lay.separate_boxes(lay.component_layout(shown), _label_boxes(labels), _inches(ax),
-                             margin=_MARGINS[0])
+    pos = _placed(shown, labels, _inches(ax), edge_labels)
     sources = [shown.nodes[n].get("source") or "?" for n in shown]
     colours = _palette(sources)
     collection = nx.draw_networkx_nodes(
@@ -99,7 +107,7 @@ def draw_join_graph(
         # so no label hangs over a neighbour's edges
         ax.annotate(
             labels[n], xy=pos[n], ha="center", va="center",
-            fontsize=7.5, zorder=5,
+            fontsize=_NODE_SIZE, zorder=5, gid="node",
             bbox={"boxstyle": "round,pad=0.3", "facecolor": "white",
                   "edgecolor": colours[shown.nodes[n].get("source") or "?"],
                   "linewidth": 2.0 if shown.nodes[n].get("members") else 1.2},
@@ -112,30 +120,69 @@ def draw_join_graph(
     if any(shown.nodes[n].get("members") for n in nodes):
         handles.append(Patch(facecolor="white", edgecolor="#333333", linewidth=2.0,
                              label="= copies merged"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=LEGEND_SIZE)
     ax.set_axis_off()
     ax.margins(*_MARGINS)  # room for the labels of the outermost nodes
-    ax.set_title(_join_title(graph, len(nodes), merged, hidden), fontsize=10)
+    ax.set_title(_join_title(graph, len(nodes), merged, hidden), fontsize=TITLE_SIZE)
     return ax
+
+
+def _placed(shown: nx.Graph, labels: dict[Any, str], area: tuple[float, float],
+            edge_labels: bool) -> dict[Any, tuple[float, float]]:
+    """Node positions whose names do not overlap, with room between them for the edge labels
+    (half the widest label of a node's edges across, a line along) when the picture has it:
+    less room, then none, when the names would not fit otherwise."""
+    boxes = _label_boxes(labels)
+    widest = {n: max((_edge_box(a)[0] for _, _, a in shown.edges(n, data=True)), default=0.0)
+              for n in shown} if edge_labels else dict.fromkeys(shown, 0.0)
+    start = lay.component_layout(shown)
+    pos: dict[Any, tuple[float, float]] = {}
+    for share in (1.0, 0.75, 0.5, 0.25, 0.0):
+        room = {n: (w + share * max(_ROOM[0], widest[n] / 2), h + share * _ROOM[1])
+                for n, (w, h) in boxes.items()}
+        pos = lay.separate_boxes(start, room, area, margin=_MARGINS)
+        if not _crowded(pos, boxes, area):
+            break
+    return pos
+
+
+def _crowded(pos: dict[Any, tuple[float, float]], boxes: dict[Any, tuple[float, float]],
+             area: tuple[float, float]) -> bool:
+    """Whether two names' boxes overlap once the positions fill the axes."""
+    nodes = list(pos)
+    points = np.array([pos[n] for n in nodes], dtype=float)
+    if len(nodes) < 2:
+        return False
+    span = np.ptp(points, axis=0)
+    span[span == 0] = 1.0
+    inches = points * (np.asarray(area) / (span * (1 + 2 * np.asarray(_MARGINS))))
+    sizes = np.array([boxes[n] for n in nodes], dtype=float)
+    for i in range(len(nodes) - 1):
+        apart = np.abs(inches[i] - inches[i + 1:]) < (sizes[i] + sizes[i + 1:]) / 2
+        if apart.all(axis=1).any():
+            return True
+    return False
 
 
 #: Margins (x, y) of a join graph's axes, shares of the data extent: half a label box.
 _MARGINS = (0.12, 0.14)
-#: Size in inches of one character and one line of a join graph's node label (7.5 pt text
-#: with its box's padding).
-_CHAR, _LINE = 0.068, 0.15
+#: Room (inches) kept free around each name, across and along, for the edge labels.
+_ROOM = (0.5, 0.45)
+#: Font sizes (points) of a table's name and of a join's columns.
+_NODE_SIZE, _EDGE_SIZE = 9.0, 8.0
 
 
 def _label_boxes(labels: dict[Any, str]) -> dict[Any, tuple[float, float]]:
-    return {node: (max(len(line) for line in text.split("\n")) * _CHAR + 0.12,
-                   text.count("\n") * _LINE + _LINE + 0.1)
+    # the name's box (0.3 of the font size of padding) plus a little air, in inches
+    return {node: (routes.text_box(text)[0] * _NODE_SIZE / 72 + 0.08,
+                   routes.text_box(text)[1] * _NODE_SIZE / 72 + 0.06)
             for node, text in labels.items()}
 
 
-#: Size in inches of one character and one line of an edge label (6.5 pt).
-_EDGE_CHAR, _EDGE_LINE = 0.055, 0.12
 #: Where along its edge a label may sit (shares of the edge, from one end), middle first.
-_ALONG = (0.5, 0.38, 0.62, 0.28, 0.72)
+_ALONG = tuple(np.linspace(0.15, 0.85, 15))
+#: How far beside its edge a label may sit, in label heights.
+_ACROSS = (0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0)
 
 
 def _edge_labels(ax: Axes, pos: dict[Any, tuple[float, float]],
@@ -155,25 +202,38 @@ def _edge_labels(ax: Axes, pos: dict[Any, tuple[float, float]],
                    if (np.abs(centre - other) < (size + extent) / 2).all())
 
     for u, v, attrs in edges:
-        text = attrs.get("label") or (f"{attrs['count']} joins" if attrs.get("count") else "")
+        text = _edge_text(attrs)
         if not text:
             continue
-        lines = text.split("\n")
-        size = np.array([max(map(len, lines)) * _EDGE_CHAR + 0.06, len(lines) * _EDGE_LINE])
+        size = np.array(_edge_box(attrs)) + 0.06  # a little air: reckoned sizes are close
         start, end = np.asarray(pos[u], dtype=float), np.asarray(pos[v], dtype=float)
-        spots = [start + (end - start) * share for share in _ALONG]
-        # an edge too short to carry its label gets it beside its middle, across the edge
+        middle = (start + end) / 2
+        # an edge too short to carry its label gets it beside, across the edge
         across = np.array([-(end - start)[1], (end - start)[0]]) * scale
-        length = float(np.linalg.norm(across)) or 1.0
-        for step in (1.0, -1.0, 2.0, -2.0):
-            shift = across / length * step * (size[1] + 0.08)
-            spots.append(spots[0] + shift / scale)
-        spot = min(spots, key=lambda p: free(p * scale, size))  # the middle on ties
+        unit = across / (float(np.linalg.norm(across)) or 1.0) * (size[1] + 0.08) / scale
+        spots = [start + (end - start) * share + unit * step for share in _ALONG
+                 for step in _ACROSS]
+        # the free spot nearest the middle; where none is free, the least covered
+        spot = min(spots, key=lambda p: (free(p * scale, size),
+                                         float(np.linalg.norm((p - middle) * scale))))
         taken.append((spot * scale, size))
-        ax.text(float(spot[0]), float(spot[1]), text, fontsize=6.5, color="#333333",
+        ax.text(float(spot[0]), float(spot[1]), text, fontsize=_EDGE_SIZE, color="#333333",
                 ha="center", va="center", zorder=4, gid="edge-label",
                 bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none",
                       "alpha": 0.85})
+
+
+def _edge_text(attrs: dict[str, Any]) -> str:
+    return str(attrs.get("label") or (f"{attrs['count']} joins" if attrs.get("count") else ""))
+
+
+def _edge_box(attrs: dict[str, Any]) -> tuple[float, float]:
+    """An edge label's box (width, height) in inches."""
+    text = _edge_text(attrs)
+    if not text:
+        return 0.0, 0.0
+    width, height = routes.text_box(text, pad=0.1)
+    return width * _EDGE_SIZE / 72 + 0.03, height * _EDGE_SIZE / 72 + 0.03
 
 
 def _join_title(graph: nx.Graph, drawn: int, merged: int, hidden: int) -> str:

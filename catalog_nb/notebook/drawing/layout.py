@@ -333,12 +333,13 @@ def separate_boxes(
     pos: Mapping[Hashable, Any],
     boxes: Mapping[Hashable, tuple[float, float]],
     area: tuple[float, float],
-    margin: float = 0.15,
+    margin: float | tuple[float, float] = 0.15,
     rounds: int = 200,
 ) -> dict[Hashable, tuple[float, float]]:
     """Positions moved apart until no two label boxes overlap: ``boxes`` are each node's label
     (width, height) in inches, ``area`` the picture's (width, height) in inches, which the
-    positions' extent (plus ``margin`` on each side) is stretched to fill. Each round pushes
+    positions' extent (plus ``margin`` on each side, one share or (x, y) shares of the extent)
+    is stretched to fill. Each round pushes
     every overlapping pair apart along the axis where they overlap least, half each.
 
     >>> moved = separate_boxes({"a": (0, 0), "b": (0.01, 0), "c": (1, 1)},
@@ -355,7 +356,7 @@ def separate_boxes(
         span = np.ptp(points, axis=0)
         span[span == 0] = 1.0
         # inches per data unit along x and y, as the axes will stretch the extent to fill
-        scale = np.asarray(area, dtype=float) / (span * (1 + 2 * margin))
+        scale = np.asarray(area, dtype=float) / (span * (1 + 2 * np.asarray(margin)))
         half = sizes / 2 / scale  # half-box in data units
         moved = False
         for i in range(len(nodes)):

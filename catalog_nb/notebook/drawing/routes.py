@@ -25,7 +25,7 @@ from matplotlib.textpath import TextToPath
 from catalog_nb.notebook.drawing import layered
 from catalog_nb.notebook.drawing.common import TEXT_SIZE
 
-__all__ = ["LINE_SPACING", "PAD", "Routed", "route"]
+__all__ = ["LINE_SPACING", "PAD", "Routed", "route", "text_box"]
 
 #: Padding of a box around its text, in font sizes (matplotlib's ``boxstyle`` pad).
 PAD = 0.3
@@ -55,15 +55,20 @@ class Routed:
 
 
 @lru_cache(maxsize=4096)
-def _text_size(text: str) -> tuple[float, float]:
-    """A name's box (width, height) in font sizes, padding included."""
+def text_box(text: str, pad: float = PAD) -> tuple[float, float]:
+    """A text's box (width, height) in font sizes, ``pad`` font sizes of padding on each side
+    (multiply by the font size for points).
+
+    >>> 5 < text_box("sales.customer_revenue")[0] < 15
+    True
+    """
     outline = TextToPath()
     font = FontProperties(size=10.0)
     lines = text.split("\n") or [""]
     width = max(outline.get_text_width_height_descent(line, font, ismath=False)[0]
                 for line in lines) / 10.0
     height = 1.0 + LINE_SPACING * (len(lines) - 1)
-    return width * _SLACK + 2 * PAD, height * 1.1 + 2 * PAD
+    return width * _SLACK + 2 * pad, height * 1.1 + 2 * pad
 
 
 def route(
@@ -76,7 +81,7 @@ def route(
     given by ``layers``."""
     order, chains = layered.order_layers(graph, layers, key=lambda n: labels.get(n, str(n)))
     proper, _, _ = layered.proper_layering(graph, layers)
-    sizes = {node: _text_size(labels[node]) for node in graph}
+    sizes = {node: text_box(labels[node]) for node in graph}
     heights = {node: sizes[node][1] if node in sizes else _DUMMY
                for nodes in order.values() for node in nodes}
     y = layered.place_heights(proper, order, heights, _GAP)

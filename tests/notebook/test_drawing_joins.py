@@ -1,0 +1,140 @@
+"""The join picture reads at TPC-H's size and at the demo's: no crossing, no label over
+another, readable text, the legend outside; measured on the drawn matplotlib artists."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import networkx as nx
+import numpy as np
+import pytest
+from matplotlib.axes import Axes
+
+from catalog_nb.client.relations.joins import join_graph_from_conditions
+from catalog_nb.notebook.drawing import draw_join_graph
+from tests.benchmarks.join_graph_readability import (
+    draw_circle,
+    edge_crossings,
+    label_overlaps,
+    smallest_font,
+)
+from tests.client.relation_mocks import condition
+
+
+@pytest.fixture(autouse=True)
+def _close_figures() -> Iterator[None]:
+    yield
+    plt.close("all")
+
+
+#: TPC-H's keys: (key table, its columns, referring table, its columns).
+TPCH = [
+    ("region", ["r_regionkey"], "nation", ["n_regionkey"]),
+    ("nation", ["n_nationkey"], "supplier", ["s_nationkey"]),
+    ("nation", ["n_nationkey"], "customer", ["c_nationkey"]),
+    ("part", ["p_partkey"], "partsupp", ["ps_partkey"]),
+    ("supplier", ["s_suppkey"], "partsupp", ["ps_suppkey"]),
+    ("customer", ["c_custkey"], "orders", ["o_custkey"]),
+    ("orders", ["o_orderkey"], "lineitem", ["l_orderkey"]),
+    ("part", ["p_partkey"], "lineitem", ["l_partkey"]),
+    ("supplier", ["s_suppkey"], "lineitem", ["l_suppkey"]),
+    ("partsupp", ["ps_partkey", "ps_suppkey"], "lineitem", ["l_partkey", "l_suppkey"]),
+]
+
+#: The demo lake's strongest joins (as ``cat.join_graph()`` draws them): key side first.
+DEMO = [
+    ("sales.products", ["product_id"], "sales.order_items", ["product_id"], "1:N"),
+    ("sales.orders", ["order_id"], "sales.order_items", ["order_id"], "1:N"),
+    ("hr.departments", ["department_id"], "hr.employees", ["department_id"], "1:N"),
+    ("hr.departments", ["department_id"], "hr.staff_directory", ["dept_id"], "1:N"),
+    ("hr.departments", ["code"], "hr/employees.csv", ["dept"], "1:N"),
+    ("hr.department_headcount", ["code"], "hr.departments", ["code"], "1:1"),
+    ("hr.employees", ["employee_id"], "ref/stores.json", ["manager.emp_no"], "1:N"),
+    ("hr.employees", ["email"], "hr.staff_directory", ["work_email"], "1:1"),
+    ("sales.customers", ["customer_id"], "sales.orders", ["customer_id"], "1:N"),
+    ("sales.orders", ["order_no"], "finance/payments.parquet", ["order_no"], "1:N"),
+    ("ref/stores.json", ["store_id"], "sales.orders", ["store_id"], "1:N"),
+    ("sales.customers", ["customer_id"], "sales/orders", ["customer_id"], "1:N"),
+    ("sales.customers", ["customer_id"], "finance/payments.parquet", ["customer_id"], "1:N"),
+    ("sales.customers", ["customer_id"], "sales.customer_revenue", ["customer_id"], "1:1"),
+    ("sales.customers", ["customer_id"], "sales.top_customers", ["customer_id"], "1:1"),
+    ("sales.customers", ["customer_id"], "sales.customer_contacts", ["id"], "1:1"),
+    ("ref/stores.json", ["store_id"], "sales/orders", ["store_id"], "1:N"),
+    ("sales.customer_contacts", ["id"], "finance/payments_2024.csv", ["customer_id"], "1:N"),
+]
+
+
+def _side(path: str) -> tuple[str, str, str]:
+    source = "demo_files" if "/" in path else "demo_sql"
+    return path, source, path
+
+
+def _tpch() -> nx.Graph:
+    return join_graph_from_conditions([
+        condition(f"{a}-{b}", (a, "tpch", f"tpch.{a}"), acols, (b, "tpch", f"tpch.{b}"), bcols,
+                  "1:N", 0.99) for a, acols, b, bcols in TPCH])
+
+
+def _demo() -> nx.Graph:
+    return join_graph_from_conditions([
+        condition(f"j{i}", _side(a), acols, _side(b), bcols, card, 0.95)
+        for i, (a, acols, b, bcols, card) in enumerate(DEMO)])
+
+
+def _drawn(graph: nx.Graph) -> Axes:
+    fig, ax = plt.subplots(figsize=(11, 7))
+    draw_join_graph(graph, ax=ax)
+    fig.canvas.draw()
+    return ax
+
+
+@pytest.mark.parametrize("name", ["TPC-H", "demo"])
+def test_join_picture_has_no_crossing_and_no_label_over_another(name: str) -> None:
+    graph = _tpch() if name == "TPC-H" else _demo()
+    ax = _drawn(graph)
+    names = [t for t in ax.texts if t.get_gid() == "node"]
+    columns = [t for t in ax.texts if t.get_gid() == "edge-label"]
+    assert len(names) == graph.number_of_nodes()
+    assert len(columns) == nx.Graph(graph).number_of_edges() - nx.number_of_selfloops(graph)
+    assert edge_crossings(ax) == 0
+    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    boxes = [t.get_bbox_patch().get_window_extent(renderer) for t in names]  # type: ignore[union-attr]
+    assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.overlaps(b)]
+    # an edge's columns may still touch a neighbour's in a crowded corner: at most two
+    overlaps = label_overlaps(ax)
+    assert overlaps <= 2
+    assert min(float(t.get_fontsize()) for t in names) >= 9
+    assert smallest_font(ax) >= 8
+    legend = ax.get_legend()
+    assert legend is not None and min(float(t.get_fontsize()) for t in legend.get_texts()) >= 9
+    assert legend.get_window_extent().x0 >= ax.get_window_extent().x1 - 1
+    # the anchor, measured the same way: every join on a circle crosses and overlaps
+    fig, before = plt.subplots(figsize=(11, 7))
+    draw_circle(graph, before)
+    fig.canvas.draw()
+    assert edge_crossings(before) > 0 and label_overlaps(before) > overlaps
+
+
+def test_edge_labels_sit_by_an_edge() -> None:
+    # beside its edge when the middle is taken: within a few lines of an edge
+    ax = _drawn(_tpch())
+    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    lines = [seg for c in ax.collections if c.get_gid() != "nodes"
+             for seg in getattr(c, "get_segments", list)()]
+    assert lines
+    for text in (t for t in ax.texts if t.get_gid() == "edge-label"):
+        box = text.get_window_extent(renderer).expanded(1.3, 7.0)
+        near = [seg for seg in lines
+                if any(box.contains(*ax.transData.transform(p)) for p in _along(seg))]
+        assert near, text.get_text()
+
+
+def _along(segment: Any) -> list[Any]:
+    start, end = np.asarray(segment[0], float), np.asarray(segment[-1], float)
+    return [start + (end - start) * k / 20 for k in range(21)]
