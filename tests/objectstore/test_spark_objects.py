@@ -13,12 +13,14 @@ from catalog_nb.server.profiling import spark as engine
 from catalog_nb.server.profiling.locations import open_object_folder
 from tests.objectstore.conftest import ObjectStore
 from tests.server.profiling.test_spark_engine import assert_same
-from tests.server.spark_helpers import CHUNK_ROWS, SAMPLE_ROWS, spark, write_lake
+from tests.server.spark_helpers import CHUNK_ROWS, SAMPLE_ROWS, needs_java, spark, write_lake
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["spark"]  # the session fixture, used by name
+
+pytestmark = needs_java
 
 
 @pytest.mark.slow(seconds=60)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import random
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,14 @@ from tests.server.source_helpers import create_source, fields, resources, wait_j
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+#: Spark runs in a JVM: without Java 17 these tests cannot run, and say so instead of failing on
+#: a JVM that never starts (.ci/run installs it).
+needs_java = pytest.mark.skipif(
+    shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
+    reason="Spark needs Java 17, and no java is on PATH nor JAVA_HOME set: "
+           "apt-get install openjdk-17-jre-headless",
+)
 
 #: The master of the tests' one session; a server whose jobs run on threads of the test process
 #: and names the same master reuses it (no second JVM).

@@ -21,10 +21,12 @@ import pytest
 
 from tests.conftest import Server
 from tests.server.spark_cluster import Daemon, start_connect_server, start_standalone
-from tests.server.spark_helpers import SAMPLE_ROWS, assert_engines_agree, write_lake
+from tests.server.spark_helpers import SAMPLE_ROWS, assert_engines_agree, needs_java, write_lake
 
 #: Seconds one job may take on the one-core cluster (executors start with the first stage).
 JOB_TIMEOUT = 300
+
+pytestmark = needs_java
 
 
 def _cluster(tmp_path_factory: pytest.TempPathFactory, name: str,

@@ -17,6 +17,7 @@ from tests.server.spark_helpers import (
     MASTER,
     SAMPLE_ROWS,
     assert_engines_agree,
+    needs_java,
     profile_job,
     spark,
     write_lake,
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["spark"]  # the session fixture, used by name
+
+pytestmark = needs_java
 
 
 @pytest.mark.slow(seconds=180)

@@ -16,14 +16,14 @@ import pytest
 from catalog_nb.server.profiling import files
 from catalog_nb.server.profiling import spark as engine
 from catalog_nb.server.profiling.model import ResourceProfile, ResourceState
-from tests.server.spark_helpers import CHUNK_ROWS, SAMPLE_ROWS, spark, write_lake
+from tests.server.spark_helpers import CHUNK_ROWS, SAMPLE_ROWS, needs_java, spark, write_lake
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["spark"]  # the session fixture, used by name
 
-pytestmark = pytest.mark.slow(seconds=60)
+pytestmark = [pytest.mark.slow(seconds=60), needs_java]
 
 
 @pytest.fixture(scope="module")
