@@ -7,6 +7,12 @@ Into ``<data_dir>/reports`` it writes the executed notebook (``01-tour.ipynb``) 
 notebook's own cells, the HTML report (``catalog-report.html``) and the Excel workbook
 (``catalog-workbook.xlsx``); it prints where they are.
 
+The executed notebook keeps its widgets: nbclient stores their state in the notebook's metadata
+(``widgets`` -> ``application/vnd.jupyter.widget-state+json``), so a trusted viewer renders them,
+and every widget output also carries a static ``text/html`` rendering
+(:func:`add_html_fallbacks`), so GitHub or an untrusted viewer shows the results table rather
+than ``VBox(children=...)``.
+
 Example::
 
     from catalog_nb.demo.tour import run_tour
@@ -16,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import html
 import os
 import sys
 import time
@@ -31,6 +38,7 @@ __all__ = [
     "WORKBOOK_NAME",
     "TourError",
     "TourResult",
+    "add_html_fallbacks",
     "execute_tour",
     "notebooks_dir",
     "run_tour",
@@ -43,6 +51,48 @@ REPORT_NAME = "catalog-report.html"
 WORKBOOK_NAME = "catalog-workbook.xlsx"
 #: Seconds one cell may take (a profiling job on a big lake is the slowest).
 CELL_TIMEOUT = 600
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def _widget_html(models: dict[str, Any], model_id: str, depth: int = 0) -> str:
+    """Static HTML of one stored widget model: HTML and labels as they read, boxes as their
+    children, progress bars as ``<progress>``; anything else by its description."""
+    model = models.get(model_id)
+    if model is None or depth > 50:
+        return ""
+    state = model.get("state") or {}
+    name = str(model.get("model_name") or "")
+    if name in ("HTMLModel", "HTMLMathModel"):
+        return str(state.get("value") or "")
+    if name in ("LabelModel", "TextModel"):
+        return f"<span>{html.escape(str(state.get('value') or ''))}</span>"
+    if name in ("FloatProgressModel", "IntProgressModel"):
+        return (f"<progress value='{state.get('value', 0)}' max='{state.get('max', 100)}'>"
+                "</progress>")
+    children = [str(c).removeprefix("IPY_MODEL_") for c in state.get("children") or []]
+    if children:
+        inner = "".join(_widget_html(models, child, depth + 1) for child in children)
+        return f"<div>{inner}</div>"
+    described = state.get("description")
+    return f"<span>{html.escape(str(described))}</span>" if described else ""
+
+
+def add_html_fallbacks(nb: Any) -> int:
+    """Give every widget output of ``nb`` without one a ``text/html`` rendering built from the
+    stored widget state; returns how many it added."""
+    stored = (nb.metadata.get("widgets") or {}).get(WIDGET_STATE) or {}
+    models = stored.get("state") or {}
+    added = 0
+    for cell in nb.cells:
+        for output in cell.get("outputs") or []:
+            data = output.get("data") or {}
+            if WIDGET_VIEW not in data or "text/html" in data:
+                continue
+            rendered = _widget_html(models, str(data[WIDGET_VIEW].get("model_id")))
+            data["text/html"] = rendered or f"<pre>{html.escape(str(data.get('text/plain')))}</pre>"
+            added += 1
+    return added
 
 
 class TourError(RuntimeError):
@@ -116,6 +166,7 @@ def execute_tour(env: dict[str, str], reports: Path, notebook: Path | None = Non
         kernel_name="python3",
         kernel_manager_class=_kernel_manager_class(),
         resources={"metadata": {"path": str(source.parent)}},
+        store_widget_state=True,
     )
     reports.mkdir(parents=True, exist_ok=True)
     executed = reports / source.name
@@ -132,6 +183,7 @@ def execute_tour(env: dict[str, str], reports: Path, notebook: Path | None = Non
         raise TourError(f"The kernel running {source.name} died ({exc}); its log is "
                         f"{kernel_log}.") from exc
     finally:
+        add_html_fallbacks(nb)
         nbformat.write(nb, executed)
     return executed
 

@@ -90,6 +90,8 @@ class FacetGroup:
         if total > len(shown):
             label += f" <small>({len(shown)} of {total:,}; filter to find more)</small>"
         self.title.value = label
+        # The toggle names the facet already: the title shows only to say what is left out.
+        self.title.layout.display = "" if total > len(shown) else "none"
         picked = f" ({len(chosen)})" if chosen else ""
         self.toggle.description = f"{self.display_name}{picked}"
         # The filter box only earns its space when the categories do not all fit.

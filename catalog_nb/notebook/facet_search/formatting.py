@@ -165,13 +165,23 @@ def _cell_row(row: Mapping[str, Any], terms: Sequence[str]) -> dict[str, Any]:
         "name": f"<b>{highlight(name, terms)}</b><br><small>{highlight(path, terms)}</small>",
         "source": html.escape(str(row.get("source") or "")),
         "kind": html.escape(kind),
-        "tags": ", ".join(highlight(str(tag), terms) for tag in tags) or "—",
+        "tags": _tags(tags, terms),
         "rows": human_count(row.get("rows")),
         "size": _size_of(row),
-        "modified": human_time(row.get("modified")),
+        "modified": human_time(row.get("modified"))[:10],
         "score": "—" if _missing(score) or not score else f"{float(score):.3f}",
         "children": [],
     }
+
+
+#: Tags written in a grid cell; the others are counted ("+2 more"), the details list them all.
+SHOWN_TAGS = 3
+
+
+def _tags(tags: Sequence[str], terms: Sequence[str]) -> str:
+    shown = ", ".join(highlight(str(tag), terms) for tag in tags[:SHOWN_TAGS]) or "—"
+    more = len(tags) - SHOWN_TAGS
+    return shown + (f" <small>+{more} more</small>" if more > 0 else "")
 
 
 def _parent(path: str) -> str:

@@ -152,7 +152,7 @@ class FacetSearch(traitlets.HasTraits):
                                     value="ADVANCED" if advanced else "BASIC",
                                     tooltips=["all words must match",
                                               "field:value, AND / OR / NOT, quotes, prefix*"],
-                                    style={"button_width": "80px"})
+                                    style={"button_width": "90px"})
         self.sort_by = W.Dropdown(options=list(SORT_OPTIONS), value=sort, description="Sort by",
                                   layout=W.Layout(width="200px"))
         self.ascending = W.Checkbox(value=ascending, description="ascending", indent=False,
@@ -175,7 +175,7 @@ class FacetSearch(traitlets.HasTraits):
         self.facet_selectors: dict[str, Any] = {}
         self.filters: dict[str, Any] = {}
         self.facet_titles: dict[str, Any] = {}
-        self.facet_box = W.VBox(layout=W.Layout(width="230px", flex="0 0 230px"))
+        self.facet_box = W.VBox(layout=W.Layout(width="210px", flex="0 0 210px"))
 
         self.text.observe(lambda _: self.search(), names="value")
         self.search_button.on_click(lambda _: self.search())
