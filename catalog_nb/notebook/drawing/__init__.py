@@ -18,6 +18,11 @@ An empty input draws a "nothing to draw" note. The grouping rules and layouts li
   shares.
 * :func:`draw_tag_graph` (:mod:`.tags`): :meth:`Catalog.tag_graph`, tags left, resources right.
 * :func:`draw_overlap_matrix` (:mod:`.overlap`): :meth:`Catalog.overlap_matrix`, a heatmap.
+* :func:`draw_audit_events` (:mod:`.charts`): :meth:`Catalog.audit_events`, events per user
+  stacked by action.
+
+Text is 9 pt at the default figure sizes (titles 11 pt) and legends sit beside the axes or
+above the data, never over it.
 
 Example::
 
@@ -27,6 +32,7 @@ Example::
 
 from __future__ import annotations
 
+from catalog_nb.notebook.drawing.charts import draw_audit_events
 from catalog_nb.notebook.drawing.joins import draw_join_graph
 from catalog_nb.notebook.drawing.lineage import draw_lineage
 from catalog_nb.notebook.drawing.overlap import draw_overlap_matrix
@@ -34,6 +40,7 @@ from catalog_nb.notebook.drawing.tags import COVERAGE_LEVELS, draw_tag_coverage,
 
 __all__ = [
     "COVERAGE_LEVELS",
+    "draw_audit_events",
     "draw_join_graph",
     "draw_lineage",
     "draw_overlap_matrix",

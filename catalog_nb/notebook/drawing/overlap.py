@@ -7,7 +7,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from catalog_nb.notebook.drawing import layout as lay
-from catalog_nb.notebook.drawing.common import _axes, _check_max, _nothing
+from catalog_nb.notebook.drawing.common import TEXT_SIZE, TITLE_SIZE, _axes, _check_max, _nothing
 
 __all__ = ["draw_overlap_matrix"]
 
@@ -35,10 +35,10 @@ def draw_overlap_matrix(matrix: pd.DataFrame, ax: Axes | None = None, max_labels
         ax.tick_params(axis="both", bottom=True, left=True, labelbottom=True, labelleft=True)
         ax.set_xticks(range(len(matrix.columns)))
         ax.set_xticklabels(
-            [lay.short(c, 24) for c in matrix.columns], rotation=60, ha="right", fontsize=8
+            [lay.short(c, 24) for c in matrix.columns], rotation=60, ha="right", fontsize=TEXT_SIZE
         )
         ax.set_yticks(range(count))
-        ax.set_yticklabels([lay.short(i, 24) for i in matrix.index], fontsize=8)
+        ax.set_yticklabels([lay.short(i, 24) for i in matrix.index], fontsize=TEXT_SIZE)
     else:
         ax.set_xticks([])
         ax.set_yticks([])
@@ -55,8 +55,8 @@ def draw_overlap_matrix(matrix: pd.DataFrame, ax: Axes | None = None, max_labels
                         f"{value:.0f}",
                         ha="center",
                         va="center",
-                        fontsize=7,
+                        fontsize=TEXT_SIZE - 1,
                         color="white" if value < 60 else "black",
                     )
-    ax.set_title("Schema overlap (%)")
+    ax.set_title("Schema overlap (%)", fontsize=TITLE_SIZE)
     return ax

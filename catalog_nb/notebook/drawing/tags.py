@@ -14,7 +14,17 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
 from catalog_nb.notebook.drawing import layout as lay
-from catalog_nb.notebook.drawing.common import _axes, _check_max, _nothing, _palette
+from catalog_nb.notebook.drawing import routes
+from catalog_nb.notebook.drawing.common import (
+    LEGEND_SIZE,
+    TEXT_SIZE,
+    TITLE_SIZE,
+    _axes,
+    _check_max,
+    _inches,
+    _nothing,
+    _palette,
+)
 
 __all__ = ["COVERAGE_LEVELS", "draw_tag_coverage", "draw_tag_graph"]
 
@@ -83,21 +93,29 @@ def draw_tag_coverage(
         ax.barh(
             y - offset, table["resource_share"], height, color="#DD8452", label="resources tagged"
         )
-    for i, (share, fields) in enumerate(zip(table["share"], table["fields"], strict=True)):
-        ax.text(
-            min(float(share), 1.0) + 0.01,
-            i + offset,
-            f"{share:.0%} of {fields}",
-            va="center",
-            fontsize=7,
-        )
+    texts = [f"{share:.0%} of {fields}" for share, fields in zip(table["share"],
+                                                                   table["fields"], strict=True)]
+    for i, (share, text) in enumerate(zip(table["share"], texts, strict=True)):
+        ax.text(min(float(share), 1.0) + 0.01, i + offset, text, va="center",
+                fontsize=TEXT_SIZE)
     ax.set_yticks(y)
-    ax.set_yticklabels(table["name"])
-    ax.set_xlim(0, 1.15)
+    ax.set_yticklabels(table["name"], fontsize=TEXT_SIZE)
+    ax.tick_params(axis="x", labelsize=TEXT_SIZE)
+    ax.set_xlim(0, _room_for(ax, max(texts, key=len)))
+    ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:.0%}"))
-    ax.legend(loc="lower right", fontsize=8)
-    ax.set_title(f"Tag coverage per {level}{note}")
+    # above the bars, under the title: a legend inside the axes would cover a bar
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False,
+              fontsize=LEGEND_SIZE, borderaxespad=0.2)
+    ax.set_title(f"Tag coverage per {level}{note}", fontsize=TITLE_SIZE, pad=24)
     return ax
+
+
+def _room_for(ax: Axes, text: str) -> float:
+    """The right end of the x axis (shares) leaving room after a full bar for ``text``."""
+    width = routes.text_box(text, pad=0.0)[0] * TEXT_SIZE / 72 + 0.15  # inches
+    axes_width = _inches(ax)[0]
+    return 1.0 / max(1.0 - width / axes_width, 0.4)
 
 
 # -- tag graph ---------------------------------------------------------------------------------
@@ -172,19 +190,20 @@ def draw_tag_graph(graph: nx.Graph, ax: Axes | None = None, max_nodes: int = 80)
             lay.node_label(shown.nodes[node], node),
             ha="right",
             va="center",
-            fontsize=8,
+            fontsize=TEXT_SIZE,
         )
     for node in right:
         x, y = pos[node]
         ax.text(
-            x + 0.03, y, lay.node_label(shown.nodes[node], node), ha="left", va="center", fontsize=8
+            x + 0.03, y, lay.node_label(shown.nodes[node], node), ha="left", va="center",
+            fontsize=TEXT_SIZE,
         )
     handles: list[Any] = [Patch(color=c, label=str(d)) for d, c in domains.items()]
     handles.append(Patch(color="#CCCCCC", label="resource"))
     if any(shown.nodes[n].get("kind") == "group" for n in right):
         handles.append(Patch(color="#9A9A9A", label="resources of a source"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=8)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=LEGEND_SIZE)
     ax.set_xlim(-0.6, 1.6)
     ax.set_axis_off()
-    ax.set_title(f"Tags and the resources they tag{note}")
+    ax.set_title(f"Tags and the resources they tag{note}", fontsize=TITLE_SIZE)
     return ax
