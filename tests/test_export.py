@@ -203,3 +203,68 @@ def test_exported_files_get_the_usual_permissions(snapshot: Snapshot, tmp_path: 
         os.umask(old)
     for path in (out["xlsx"], out["html"], *out["csv"]):
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+
+
+def _report(html: str) -> Any:
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup(html, "html.parser")
+
+
+def test_report_groups_findings_explains_coverage_and_lists_the_inventory(
+    snapshot: Snapshot, tmp_path: Path
+) -> None:
+    from catalog_nb.notebook import audit
+    from catalog_nb.notebook.export.report_sections import AUDIT_TITLES
+
+    frames = snapshot.frames()
+    findings = audit.run_all(snapshot)
+    assert len(findings) > 0
+    page = _report(render_report(snapshot, frames, findings))
+    ids = [h2["id"] for h2 in page.find_all("h2")]
+    assert ids == ["summary", "findings", "coverage", "inventory", "lineage", "joins"]
+    assert "The join picture is unavailable: a snapshot holds no join conditions" in str(page)
+
+    # findings: one collapsible group per audit, its count in the summary
+    groups = page.select("details.group")
+    by_audit = findings["audit"].value_counts()
+    assert len(groups) == len(by_audit)
+    for group in groups:
+        name = group["id"].removeprefix("findings-")
+        summary = group.summary.get_text(" ", strip=True)
+        assert AUDIT_TITLES[name] in summary
+        assert f"{by_audit[name]} finding" in summary
+        assert len(group.select("tbody tr")) == by_audit[name]
+    assert f"{len(findings)} finding(s) from {len(by_audit)} audit(s)" in page.get_text()
+
+    # coverage: accepted beside "with suggestions", and a sentence saying why they differ
+    table = page.select_one("table.coverage")
+    assert [th.get_text() for th in table.select("thead tr")[1].find_all("th")] == [
+        "accepted", "with suggestions", "accepted", "with suggestions"]
+    row = {tr.td.get_text(): [td.get_text() for td in tr.find_all("td")]
+           for tr in table.select("tbody tr")}["exp_files"]
+    fields = frames["fields"]
+    assert row[1] == f"{(fields['source'] == 'exp_files').sum():,}"
+    assert row[2].startswith("1 (")  # the one accepted field tag
+    note = page.select_one("#coverage-note").get_text()
+    accepted = int((frames["associations"]["state"] == "ACCEPTED").sum())
+    assert f"carry one of the {accepted:,} accepted tags" in note
+
+    # inventory: resources with their fields, data types and tags
+    resources = {d.summary.select_one(".path").get_text(): d
+                 for d in page.select("details.resource")}
+    listed = frames["resources"]
+    folders = [p.rstrip("/") + "/" for p in listed.loc[listed["type"] == "collection", "path"]]
+    members = [p for p in listed["path"] if any(p.startswith(f) for f in folders)]
+    assert folders and members  # the lake's monthly order files, members of sales/orders
+    assert set(resources) == set(listed["path"]) - set(members)
+    assert f"{len(members)} member files" in resources[folders[0].rstrip("/")].summary.get_text()
+    customers = resources["crm/customers.csv"]
+    cells = {tr.td.get_text(): [td.get_text(" ", strip=True) for td in tr.find_all("td")]
+             for tr in customers.select("tbody tr")}
+    assert set(cells) == set(fields.loc[fields["resource_path"] == "crm/customers.csv", "name"])
+    assert cells["contact"][3] == "Sensitive.EmailAddress"
+    assert customers.select_one("td span.tag")["class"] == ["tag", "accepted"]
+    assert cells["contact"][1] == fields.set_index(["resource_path", "name"]).loc[
+        ("crm/customers.csv", "contact"), "data_type"]
+    assert SCRIPT not in str(page)

@@ -171,9 +171,18 @@ def _shown_rows(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None]
     return frame.iloc[:head], frame.iloc[len(frame) - keep // 2 :]
 
 
-def _shown_columns(frame: pd.DataFrame) -> tuple[list[Any], list[Any]]:
-    """Columns shown (display order) and those left out by ``display.max_columns``."""
-    order = display_order(frame.columns, frame.dtypes.to_dict())
+def _positions(frame: pd.DataFrame) -> list[int]:
+    """Column positions in display order (positions: names may repeat after a concat)."""
+    keys = [is_key_column(name, dtype) for name, dtype in zip(frame.columns, frame.dtypes,
+                                                                strict=True)]
+    return ([i for i, key in enumerate(keys) if not key]
+            + [i for i, key in enumerate(keys) if key])
+
+
+def _shown_columns(frame: pd.DataFrame) -> tuple[list[int], list[int]]:
+    """Positions of the columns shown (display order) and of those ``display.max_columns``
+    leaves out."""
+    order = _positions(frame)
     limit = pd.get_option("display.max_columns")
     if not limit or len(order) <= limit:
         return order, []
@@ -186,9 +195,9 @@ def _label(value: Any) -> str:
     return cell_text(value)
 
 
-def _cells(part: pd.DataFrame, columns: list[Any]) -> list[list[tuple[str, str]]]:
-    formats = [formatter(name, part[name].dtype) for name in columns]
-    values = [part[name].tolist() for name in columns]
+def _cells(part: pd.DataFrame, columns: list[int]) -> list[list[tuple[str, str]]]:
+    formats = [formatter(part.columns[i], part.dtypes.iloc[i]) for i in columns]
+    values = [part.iloc[:, i].tolist() for i in columns]
     return [
         [(fmt(column[row]), css) for (fmt, css), column in zip(formats, values, strict=True)]
         for row in range(len(part))
@@ -200,8 +209,9 @@ def frame_html(frame: pd.DataFrame) -> str:
     columns, hidden = _shown_columns(frame)
     head, tail = _shown_rows(frame)
     out = [_STYLE, '<div class="catalog-frame"><table class="dataframe"><thead><tr><th></th>']
-    for name in columns:
-        numeric = formatter(name, frame[name].dtype)[1] == "num"
+    for i in columns:
+        name = frame.columns[i]
+        numeric = formatter(name, frame.dtypes.iloc[i])[1] == "num"
         out.append(f'<th class="{"num" if numeric else "text"}">{html.escape(str(name))}</th>')
     out.append("</tr></thead><tbody>")
     parts = [head] if tail is None else [head, tail]
@@ -221,17 +231,19 @@ def frame_html(frame: pd.DataFrame) -> str:
     out.append("</tbody></table>")
     shape = f"{len(frame):,} row{'' if len(frame) == 1 else 's'}, {len(frame.columns)} columns"
     if hidden:
-        shape += f"; not shown: {', '.join(map(str, hidden))}"
+        shape += f"; not shown: {', '.join(str(frame.columns[i]) for i in hidden)}"
     out.append(f'<p class="shape">{html.escape(shape)}</p></div>')
     return "".join(out)
 
 
 def frame_text(frame: pd.DataFrame) -> str:
     """The text repr of a frame: pandas' layout of the readable cells."""
-    columns = display_order(frame.columns, frame.dtypes.to_dict())
+    columns = _positions(frame)
+    if len(frame.columns) == 0:
+        return pd.DataFrame.__repr__(pd.DataFrame(frame))
     if frame.empty:
         return f"Empty {type(frame).__name__} ({len(frame.columns)} columns: " + ", ".join(
-            map(str, columns)) + ")"
+            str(frame.columns[i]) for i in columns) + ")"
     head, tail = _shown_rows(frame)
     parts = [head] if tail is None else [head, tail]
     rows: list[list[str]] = []
@@ -242,7 +254,7 @@ def frame_text(frame: pd.DataFrame) -> str:
             labels.append("…")
         rows += [[text for text, _ in row] for row in _cells(part, columns)]
         labels += [_label(label) for label in part.index]
-    shown = pd.DataFrame(rows, columns=[str(c) for c in columns], index=labels)
+    shown = pd.DataFrame(rows, columns=[_label(frame.columns[i]) for i in columns], index=labels)
     with pd.option_context("display.max_rows", len(shown) + 1, "display.min_rows", len(shown)):
         text = pd.DataFrame.__repr__(shown)
     if tail is not None or len(columns) > (pd.get_option("display.max_columns") or len(columns)):
@@ -263,11 +275,17 @@ class CatalogFrame(pd.DataFrame):
     def _constructor(self) -> Callable[..., CatalogFrame]:
         return CatalogFrame
 
-    def _repr_html_(self) -> str:
-        return frame_html(self)
+    def _repr_html_(self) -> str | None:
+        try:
+            return frame_html(self)
+        except Exception:  # noqa: BLE001 - a repr must show something: pandas' own then
+            return pd.DataFrame(self).to_html(max_rows=pd.get_option("display.max_rows"))
 
     def __repr__(self) -> str:
-        return frame_text(self)
+        try:
+            return frame_text(self)
+        except Exception:  # noqa: BLE001 - a repr must show something: pandas' own then
+            return pd.DataFrame.__repr__(pd.DataFrame(self))
 
 
 def _record_rows(series: pd.Series) -> list[tuple[str, str, str]]:

@@ -157,3 +157,20 @@ def test_failed_job_message_shows_whole() -> None:
     assert job.headline() == "BROWSE job of s: FAILED"
     assert repr(job).splitlines()[1] == long
     assert long in BeautifulSoup(job._repr_html_(), "html.parser").get_text()
+
+
+def test_derived_frames_keep_the_display_and_odd_shapes_still_show() -> None:
+    frame = to_frame([{"key": "k1", "name": "orders", "size": 2048, "rows": 25337}],
+                     [Column("key", "string"), Column("name", "string"),
+                      Column("size", "int"), Column("rows", "int")])
+    for derived in (frame.head(1), frame.query("rows > 0"), frame.sort_values("name"),
+                    frame[["name", "size"]], pd.concat([frame, frame])):
+        assert isinstance(derived, CatalogFrame)
+    _, rows, _ = table_of(frame._repr_html_())
+    assert rows[0]["size"] == "2.0 KB" and rows[0]["rows"] == "25,337"
+    twice = pd.concat([frame, frame], axis=1)  # repeated column names
+    headers, rows, _ = table_of(twice._repr_html_())
+    assert headers == ["name", "size", "rows", "name", "size", "rows", "key", "key"]
+    assert repr(twice).splitlines()[0].split() == headers
+    pivot = frame.pivot_table(index="name", values="rows", aggfunc="sum")
+    assert "25,337" in pivot._repr_html_() and "25,337" in repr(pivot)

@@ -53,7 +53,9 @@ def test_export_from_a_live_catalog(cat: Catalog, tmp_path: Path) -> None:
     assert "data:image/png;base64," in lineage and "unavailable" not in lineage
     coverage = html.split('id="coverage"')[1].split('id="lineage"')[0]
     assert "data:image/png;base64," in coverage and "demo_files" in coverage
-    assert len(re.findall("data:image/png", html)) == 4
+    joins = html.split('id="joins"')[1]
+    assert "data:image/png;base64," in joins and "unavailable" not in joins
+    assert len(re.findall("data:image/png", html)) == 5  # two charts, coverage, lineage, joins
     with pytest.raises(ExportError, match="does not exist"):
         export_all(cat, xlsx=tmp_path / "missing" / "c.xlsx")
 
@@ -187,3 +189,44 @@ def test_bad_stewardship_sheets_are_refused(cat: Catalog, tmp_path: Path) -> Non
     sheet = openpyxl.load_workbook(scoped)["stewardship"]
     paths = {row[1] for row in sheet.iter_rows(min_row=2, values_only=True)}
     assert paths and all(str(p).startswith("crm/") for p in paths)
+
+
+def test_report_of_the_demo_reads_for_people(cat: Catalog, tmp_path: Path) -> None:
+    """On the demo every tag is a suggestion: the report says so beside the coverage, lists
+    the suggestions in words, folds partition files under their collection."""
+    from bs4 import BeautifulSoup
+
+    from catalog_nb.notebook import audit
+    from catalog_nb.notebook.export.report_sections import AUDIT_TITLES
+
+    out = export_all(cat, html=tmp_path / "r.html")
+    page = BeautifulSoup(out["html"].read_text(encoding="utf-8"), "html.parser")
+    suggested = cat.associations(state="SUGGESTED")
+    assert len(suggested) > 0
+    note = page.select_one("#coverage-note").get_text()
+    assert f"Discovery has also suggested {len(suggested):,} tags" in note
+    rows = [[td.get_text() for td in tr.find_all("td")]
+            for tr in page.select("table.coverage tbody tr")]
+    files = next(row for row in rows if row[0] == FILES)
+    accepted, with_suggestions = (int(cell.split(" ")[0].replace(",", "")) for cell in files[2:4])
+    assert with_suggestions > accepted
+
+    pending = page.select_one("details#findings-pending_suggestions")
+    assert AUDIT_TITLES["pending_suggestions"] in pending.summary.get_text()
+    details = [tr.find_all("td")[3].get_text() for tr in pending.select("tbody tr")]
+    assert details and all("suggested" in d and " today " in d and "confidence" in d
+                           for d in details)
+    assert not any("weight" in d or "0 days ago" in d for d in details)
+    findings = audit.run_all(cat)
+    counts = [int(re.search(r"(\d+) findings?:", g.summary.get_text()).group(1))  # type: ignore[union-attr]
+              for g in page.select("details.group")]
+    assert sum(counts) == len(findings)
+
+    collections = cat.resources(type="collection")
+    assert len(collections) > 0
+    summaries = {d.summary.select_one(".path").get_text(): d.summary.get_text(" ", strip=True)
+                 for d in page.select("details.resource")}
+    members = [p for p in cat.resources()["path"]
+               if any(p.startswith(c.rstrip("/") + "/") for c in collections["path"])]
+    assert not set(members) & set(summaries)
+    assert any("member files" in summaries[c] for c in collections["path"])

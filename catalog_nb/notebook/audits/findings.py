@@ -20,8 +20,10 @@ __all__ = [
     "SEVERITY_BY_SENSITIVITY",
     "TABLES",
     "Frames",
+    "ago",
     "as_utc",
     "clean_row",
+    "confidence",
     "days_since",
     "findings_frame",
     "frames_of",
@@ -169,6 +171,35 @@ def days_since(now: pd.Timestamp, then: Any) -> float | None:
     if not present(then):
         return None
     return round((now - as_utc(then)).total_seconds() / 86400, 2)
+
+
+def ago(days: float | None) -> str:
+    """How long ago, as people say it: ``today``, ``yesterday``, ``3 days ago``, ``5 weeks ago``.
+
+    >>> ago(0.4), ago(1.2), ago(12), ago(40), ago(400)
+    ('today', 'yesterday', '12 days ago', '5 weeks ago', '13 months ago')
+    """
+    if days is None:
+        return "at an unknown time"
+    whole = int(days)
+    if whole < 1:
+        return "today"
+    if whole == 1:
+        return "yesterday"
+    if whole < 28:
+        return f"{whole} days ago"
+    if whole < 60:
+        return f"{whole // 7} weeks ago"
+    return f"{whole // 30} months ago"
+
+
+def confidence(weight: Any) -> str | None:
+    """Discovery's weight (0-1) as people read it: ``confidence 85%`` (None when missing).
+
+    >>> confidence(0.854)
+    'confidence 85%'
+    """
+    return f"confidence {float(weight):.0%}" if present(weight) else None
 
 
 def role_holders(frames: Frames) -> dict[str, list[str]]:

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from catalog_nb.notebook.audits.findings import (
+    ago,
     as_utc,
     days_since,
     findings_frame,
@@ -85,7 +86,7 @@ def stale_profiles(source: Any, *, stale_days: float = 90, now: Any = None) -> p
             text = f"{where} changed after it was last profiled; its statistics are out of date."
         elif age > stale_days:
             severity = "low"
-            text = f"{where} was last profiled {age:.0f} days ago (more than {stale_days:g})."
+            text = f"{where} was last profiled {ago(age)} (more than {stale_days:g} days ago)."
         else:
             continue
         rows.append(

@@ -12,6 +12,7 @@ import pandas as pd
 from catalog_nb.notebook.audits.findings import (
     SENSITIVE,
     SEVERITY_BY_SENSITIVITY,
+    confidence,
     findings_frame,
     frames_of,
     place_of,
@@ -56,7 +57,7 @@ def unreviewed_sensitive(source: Any, *, sensitivities: Iterable[str] = SENSITIV
         level = sensitive[str(top["tag_key"])]
         listed = ", ".join(
             f"{s['tag']} ({sensitive[str(s['tag_key'])]}"
-            + (f", weight {float(s['weight']):.2f})" if present(s["weight"]) else ")")
+            + (f", {confidence(s['weight'])})" if present(s["weight"]) else ")")
             for s in suggestions
         )
         rows.append(

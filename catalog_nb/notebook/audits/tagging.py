@@ -8,6 +8,8 @@ from typing import Any
 import pandas as pd
 
 from catalog_nb.notebook.audits.findings import (
+    ago,
+    confidence,
     days_since,
     findings_frame,
     frames_of,
@@ -40,7 +42,7 @@ def pending_suggestions(
         age = days_since(frames.now, r["created"])
         if age is not None and age < min_age_days:
             continue
-        weight = f" with weight {float(r['weight']):.2f}" if present(r["weight"]) else ""
+        sure = confidence(r["weight"])
         by = f" by {r['created_by']}" if present(r["created_by"]) else ""
         rows.append(
             {
@@ -48,8 +50,9 @@ def pending_suggestions(
                 "severity": "medium" if age is not None and age >= old_days else "low",
                 "object_type": "association",
                 "object": f"{place_of(r)} -> {r['tag']}",
-                "detail": f"{r['tag']} was suggested{by} for {place_of(r)}{weight} "
-                f"{'' if age is None else f'{age:.0f} days ago '}and is still not reviewed.",
+                "detail": f"{r['tag']} was suggested{by} {ago(age)} for {place_of(r)}"
+                f"{'' if sure is None else f' ({sure})'} and is still not reviewed: "
+                "accept or reject it.",
                 "key": r["key"],
                 "source": r["source"],
                 "path": r["path"],

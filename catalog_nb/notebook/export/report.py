@@ -1,5 +1,6 @@
-"""The self-contained HTML report: summary figures, charts, audit findings, tag coverage and
-the lineage picture, rendered from ``templates/report.html`` with jinja2.
+"""The self-contained HTML report: summary figures, charts, audit findings grouped by audit
+(collapsible), tag coverage accepted beside suggested, the resource and field inventory and the
+lineage picture, rendered from ``templates/report.html`` with jinja2.
 
 Charts are drawn with matplotlib (no pyplot state) and embedded as base64 PNG, and the style
 sheet is inlined, so the file opens anywhere without network access. A section that cannot be
@@ -20,6 +21,13 @@ from typing import Any
 import pandas as pd
 
 from catalog_nb.notebook.export.cells import atomic_path, check_writable
+from catalog_nb.notebook.export.report_sections import (
+    AUDIT_TITLES,
+    coverage_note,
+    coverage_table,
+    finding_groups,
+    inventory,
+)
 from catalog_nb.snapshot.files import reports_import
 
 __all__ = ["Section", "render_report", "write_report"]
@@ -69,13 +77,20 @@ def _findings_chart(findings: pd.DataFrame) -> Callable[[Any], Any]:
             return ax
         table = findings.groupby(["audit", "severity"]).size().unstack(fill_value=0)
         order = [s for s in _SEVERITY_COLOURS if s in table.columns]
+        labels = [AUDIT_TITLES.get(str(a), str(a)) for a in table.index]
         left = pd.Series(0, index=table.index)
         for severity in order:
-            ax.barh(table.index, table[severity], left=left, label=severity,
+            ax.barh(labels, table[severity], left=left, label=severity,
                     color=_SEVERITY_COLOURS[severity])
             left = left + table[severity]
-        ax.set_xlabel("findings")
-        ax.legend(loc="lower right")
+        for y, total in enumerate(left):
+            ax.text(total, y, f" {int(total)}", va="center", fontsize=10)
+        # room for the totals at the bars' ends; the legend outside the bars, above them
+        ax.set_xlim(0, max(float(left.max()), 1) * 1.15)
+        ax.set_xlabel("findings", fontsize=10)
+        ax.tick_params(labelsize=10)
+        ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=len(order), frameon=False,
+                  fontsize=10)
         ax.invert_yaxis()
         return ax
 
@@ -90,14 +105,19 @@ def _states_chart(associations: pd.DataFrame) -> Callable[[Any], Any]:
             return ax
         table = associations.groupby(["source", "state"]).size().unstack(fill_value=0)
         table.plot.bar(ax=ax, stacked=True, rot=0)
-        ax.set_ylabel("associations")
+        ax.set_ylabel("associations", fontsize=10)
+        ax.set_xlabel("")
+        ax.set_ylim(0, max(float(table.sum(axis=1).max()), 1) * 1.1)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=10)
         return ax
 
     return draw
 
 
-def _coverage_from_frames(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """:meth:`Catalog.tag_coverage` computed offline from snapshot frames (ACCEPTED tags)."""
+def _coverage_from_frames(frames: Mapping[str, pd.DataFrame],
+                          states: tuple[str, ...] = ("ACCEPTED",)) -> pd.DataFrame:
+    """:meth:`Catalog.tag_coverage` computed offline from snapshot frames (tags in
+    ``states``)."""
     from catalog_nb.client.frames import to_frame
     from catalog_nb.client.relations.frames import COVERAGE_COLUMNS
     from catalog_nb.client.tags.coverage import coverage_rows
@@ -115,17 +135,17 @@ def _coverage_from_frames(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     views = [
         {"resourceKey": r["resource_key"], "tagFullName": r["tag"], "domainName": r["domain"],
          "field": None if pd.isna(r["field"]) else r["field"]}
-        for r in assoc[assoc["state"] == "ACCEPTED"].to_dict("records")
+        for r in assoc[assoc["state"].isin(list(states))].to_dict("records")
     ]
     return to_frame(coverage_rows(resources, views), COVERAGE_COLUMNS)
 
 
-def _coverage(source: Any, frames: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame | None,
-                                                                         str | None]:
+def _coverage(source: Any, frames: Mapping[str, pd.DataFrame],
+              states: tuple[str, ...] = ("ACCEPTED",)) -> tuple[pd.DataFrame | None, str | None]:
     try:
         if hasattr(source, "tag_coverage"):
-            return source.tag_coverage(), None
-        return _coverage_from_frames(frames), None
+            return source.tag_coverage(states=list(states)), None
+        return _coverage_from_frames(frames, states), None
     except ImportError as exc:
         return None, f"tag coverage is not available in this installation ({exc})"
     except Exception as exc:  # noqa: BLE001 - a missing section must not lose the report
@@ -148,6 +168,24 @@ def _lineage(source: Any) -> Section:
     if graph.number_of_nodes() == 0:
         return Section(title, unavailable="the catalog has no lineage yet")
     return _picture(title, lambda ax: draw_lineage(graph, ax=ax), size=(10, 6))
+
+
+def _joins(source: Any) -> Section:
+    title = "Joins"
+    if not hasattr(source, "join_graph"):
+        return Section(title, unavailable="a snapshot holds no join conditions; export from a "
+                       "live catalog for the join picture")
+    try:
+        from catalog_nb.notebook.drawing import draw_join_graph
+    except ImportError as exc:
+        return Section(title, unavailable=f"the join drawing is not available ({exc})")
+    try:
+        graph = source.join_graph()
+    except Exception as exc:  # noqa: BLE001 - e.g. the service refused; say so in the report
+        return Section(title, unavailable=f"the joins could not be read: {exc}")
+    if graph.number_of_edges() == 0:
+        return Section(title, unavailable="discovery has found no joins yet")
+    return _picture(title, lambda ax: draw_join_graph(graph, ax=ax), size=(10, 7))
 
 
 def _coverage_picture(coverage: pd.DataFrame | None, reason: str | None) -> Section:
@@ -182,19 +220,6 @@ def _summary(frames: Mapping[str, pd.DataFrame], findings: pd.DataFrame) -> list
     return figures
 
 
-def _rows(frame: pd.DataFrame, columns: list[str]) -> list[list[str]]:
-    def text(value: Any) -> str:
-        if isinstance(value, list):
-            return ", ".join(map(str, value))
-        if value is None or (not isinstance(value, dict) and pd.isna(value)):
-            return ""
-        if isinstance(value, float):
-            return f"{value:.0%}" if 0 <= value <= 1 else f"{value:g}"
-        return str(value)
-
-    return [[text(v) for v in row] for row in frame[columns].itertuples(index=False, name=None)]
-
-
 def render_report(
     source: Any,
     frames: Mapping[str, pd.DataFrame],
@@ -210,14 +235,15 @@ def render_report(
         autoescape=jinja2.select_autoescape(["html"]),
     )
     coverage, reason = _coverage(source, frames)
-    coverage_rows = None
+    suggested, _ = _coverage(source, frames, ("ACCEPTED", "SUGGESTED"))
+    coverage_rows = note = None
     if coverage is not None:
-        by_source = coverage[coverage["level"] == "source"]
-        coverage_rows = _rows(by_source, ["name", "fields", "tagged_fields", "share",
-                                          "resources", "tagged_resources", "resource_share"])
+        with_suggested = coverage if suggested is None else suggested
+        coverage_rows = coverage_table(coverage, with_suggested)
+        note = coverage_note(frames["associations"], coverage, with_suggested)
+    resources, left_out = inventory(frames)
     taken = getattr(source, "taken_at", None)
     origin = getattr(source, "url", None) or ""
-    listed = findings.head(MAX_FINDINGS)
     return str(environment.get_template("report.html").render(
         title=title or "Catalog report",
         origin=origin,
@@ -229,12 +255,17 @@ def render_report(
             _picture("Tag associations by data source and state",
                      _states_chart(frames["associations"])),
         ],
-        findings=_rows(listed, ["severity", "audit", "object_type", "object", "detail"]),
+        finding_groups=finding_groups(findings, MAX_FINDINGS),
         findings_total=len(findings),
         findings_cut=len(findings) > MAX_FINDINGS,
+        max_findings=MAX_FINDINGS,
         coverage=_coverage_picture(coverage, reason),
         coverage_rows=coverage_rows,
+        coverage_note=note,
+        inventory=resources,
+        inventory_left_out=left_out,
         lineage=_lineage(source),
+        joins=_joins(source),
     ))
 
 
