@@ -29,17 +29,19 @@ def _tags(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _side(prefix: str, resource: Mapping[str, Any], tags: list[dict[str, Any]]) -> dict[str, Any]:
+    # The spec types these as strings and numbers, not "or null" (issue 17): what is not known
+    # (a table's file format, an owner never set, a table's change time) answers "" and 0.
     return {
         f"{prefix}ResourceId": resource["key"],
         f"{prefix}ResourceName": resource["name"],
         f"{prefix}Path": resource["path"],
         f"{prefix}SourceId": resource["data_source_key"],
         f"{prefix}SourceName": resource["source_name"],
-        f"{prefix}FileFormat": resource["file_format"],
-        f"{prefix}Owner": resource["owner"],
+        f"{prefix}FileFormat": resource["file_format"] or "",
+        f"{prefix}Owner": resource["owner"] or "",
         f"{prefix}Size": resource["resource_size"] or 0,
         f"{prefix}TimeOfLastChange": resource["changed_ms"],
-        f"{prefix}TimeOfResourceChange": resource["time_of_resource_change"],
+        f"{prefix}TimeOfResourceChange": resource["time_of_resource_change"] or 0,
         f"{prefix}Tags": _tags(tags),
     }
 
