@@ -46,6 +46,12 @@ log = logging.getLogger(__name__)
 #: How often the supervisor's job runner looks in the store for jobs the workers queued.
 JOB_POLL_SECONDS = 0.5
 
+#: Seconds a worker process may take to answer the supervisor's health check. uvicorn's default
+#: (5) counts from the spawn, so it includes importing the service (pandas, Arrow, SQLAlchemy,
+#: FastAPI): seconds when idle, over a minute on a loaded machine, where the supervisor then
+#: killed and respawned every worker in a loop and no request was ever answered.
+WORKER_HEALTHCHECK_SECONDS = 120
+
 #: What a worker process was handed by the supervisor (set before its app is made).
 _HANDED: dict[str, Any] = {}
 
@@ -56,6 +62,7 @@ class WorkerConfig(uvicorn.Config):
     a ``multiprocessing`` counter may only travel that way (while a process is spawned)."""
 
     def __init__(self, settings: Settings, turns: Any, **options: Any) -> None:
+        options.setdefault("timeout_worker_healthcheck", WORKER_HEALTHCHECK_SECONDS)
         super().__init__("catalog_nb.server.serving:worker_app", factory=True, **options)
         self.catalog_settings = settings
         self.catalog_turns = turns
