@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["load_code"]
+import pandas as pd
+
+__all__ = ["load_code", "put_in_next_cell", "run_load_code"]
 
 _READERS = {
     "csv": "pd.read_csv({path!r})",
@@ -73,3 +75,22 @@ def load_code(resource: Mapping[str, Any], source: Mapping[str, Any]) -> str:
         raise ValueError(f"Cannot write pandas code for a source of type {kind!r}.")
     lines.append("frame")
     return "\n".join(lines)
+
+
+def run_load_code(code: str) -> pd.DataFrame:
+    """Run code :func:`load_code` wrote (literals quoted with ``repr``) and return its
+    ``frame``."""
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)
+    return pd.DataFrame(namespace["frame"])
+
+
+def put_in_next_cell(code: str) -> str:
+    """Put ``code`` into the notebook's next cell (IPython's ``set_next_input``); outside
+    IPython it is only returned."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        shell.set_next_input(code, replace=False)
+    return code

@@ -40,8 +40,9 @@ from catalog_nb.client.resources.frames import FIELD_COLUMNS
 from catalog_nb.client.search_frames import SEARCH_COLUMNS, normalize_facets
 from catalog_nb.notebook.facet_search.facets import FacetGroup, chip_buttons, facet_options
 from catalog_nb.notebook.facet_search.formatting import grid_rows, search_terms
-from catalog_nb.notebook.facet_search.loading import load_code
-from catalog_nb.notebook.facet_search.views import ResultsGrid
+from catalog_nb.notebook.facet_search.loading import load_code, put_in_next_cell, run_load_code
+from catalog_nb.notebook.facet_search.notes import no_match_note, tags_html
+from catalog_nb.notebook.facet_search.views import GridHtml, PanelBox, ResultsGrid
 
 __all__ = ["DEFAULT_TOP_N", "SORT_OPTIONS", "FacetSearch"]
 
@@ -60,31 +61,6 @@ SORT_OPTIONS: tuple[tuple[str, str], ...] = (
 )
 #: Facets open when the panel starts (the others fold to one line each).
 OPEN_FACETS = 3
-
-
-class _Panel(W.VBox):
-    """The panel's top box: a widget that also carries a static HTML rendering, so a saved
-    notebook shows the results where no widget manager runs (GitHub, an untrusted viewer)."""
-
-    def __init__(self, children: list[Any], owner: FacetSearch) -> None:
-        super().__init__(children)
-        self._owner = owner
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
-        bundle["text/html"] = self._owner.to_html()
-        return bundle
-
-
-class _GridHtml:
-    """``panel.table``: the results page as static HTML (``.value``)."""
-
-    def __init__(self, grid: ResultsGrid) -> None:
-        self._grid = grid
-
-    @property
-    def value(self) -> str:
-        return self._grid.to_html()
 
 
 class FacetSearch(traitlets.HasTraits):
@@ -164,7 +140,7 @@ class FacetSearch(traitlets.HasTraits):
         self.page_label = W.Label(value="no search yet")
         self.grid = ResultsGrid(sort=("" if ascending else "-") + sort)
         self.rows = self.grid
-        self.table = _GridHtml(self.grid)
+        self.table = GridHtml(self.grid)
         self.details = W.HTML()
         self.load_button = W.Button(description="load into a DataFrame", icon="table",
                                     disabled=True, layout=W.Layout(width="auto"),
@@ -198,7 +174,7 @@ class FacetSearch(traitlets.HasTraits):
             ],
             layout=W.Layout(flex="1 1 420px", min_width="0", overflow="hidden"),
         )
-        self.panel = _Panel(
+        self.panel = PanelBox(
             [
                 W.HBox([self.text, self.search_button, self.mode, self.sort_by, self.ascending],
                        layout=W.Layout(flex_flow="row wrap", align_items="center")),
@@ -299,7 +275,7 @@ class FacetSearch(traitlets.HasTraits):
             else:
                 resource = self.cat.resource(key)
                 self._resource = resource
-                self.details.value = resource._repr_html_() + _tags_html(resource)
+                self.details.value = resource._repr_html_() + tags_html(resource)
             self.selected_key = key
         self.load_button.disabled = self._resource is None
 
@@ -328,21 +304,14 @@ class FacetSearch(traitlets.HasTraits):
 
     def load(self) -> pd.DataFrame:
         """The selected resource's data as a DataFrame (runs :meth:`load_code`)."""
-        namespace: dict[str, Any] = {}
-        exec(self.load_code(), namespace)  # code this module wrote from the catalog's answers
-        return pd.DataFrame(namespace["frame"])
+        return run_load_code(self.load_code())
 
     def put_load_code(self) -> str:
         """Put :meth:`load_code` into the notebook's next cell (what the button does) and
         return it; outside IPython it is only returned."""
         code = ""
         with self._guard():
-            code = self.load_code()
-            from IPython import get_ipython
-
-            shell = get_ipython()
-            if shell is not None:
-                shell.set_next_input(code, replace=False)
+            code = put_in_next_cell(self.load_code())
         return code
 
     # -- facets --------------------------------------------------------------------------------
@@ -419,7 +388,7 @@ class FacetSearch(traitlets.HasTraits):
         with self._silence():
             self.grid.value = None
             self.grid.rows = grid_rows(self._frame, terms, self._known_collections(result))
-            self.grid.message = _no_match_note(result, advanced)
+            self.grid.message = no_match_note(result, advanced)
         self.select(None)
 
     def _sort_changed(self) -> None:
@@ -469,31 +438,3 @@ class FacetSearch(traitlets.HasTraits):
             if self.error:
                 self.error = ""
                 self.error_box.value = ""
-
-
-def _no_match_note(result: SearchResult, advanced: bool) -> str:
-    """Why a search found nothing, and what to try ("" when it found something)."""
-    if result.total:
-        return ""
-    phrase = (result.text or "").strip()
-    if phrase and "*" in phrase and not advanced:
-        return (f"No resource matches {phrase!r}: BASIC search matches whole words and reads "
-                "'*' as a separator. Switch to ADVANCED, where a trailing * makes a prefix "
-                "(cust* finds customers).")
-    if result.selections:
-        return "No resource matches these words and filters: remove a filter (✕) or a word."
-    return f"No resource matches {phrase!r}: try fewer or shorter words." if phrase else (
-        "The catalog holds no resource you may see.")
-
-
-def _tags_html(resource: Resource) -> str:
-    views = [v for v in resource.raw.get("tagAssociationViewList") or [] if isinstance(v, dict)]
-    if not views:
-        return "<p><b>Tags:</b> none</p>"
-    items = "".join(
-        f"<li>{html.escape(str(v.get('tagFullName') or v.get('tagName')))}"
-        f"{' on ' + html.escape(str(v['field'])) if v.get('field') else ''}"
-        f" <small>({html.escape(str(v.get('state')))})</small></li>"
-        for v in views
-    )
-    return f"<p><b>Tags:</b></p><ul>{items}</ul>"

@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import ipywidgets as W
 import traitlets
 
 from catalog_nb.notebook.facet_search.formatting import COLUMNS, static_table
 
-__all__ = ["CheckList", "ResultsGrid"]
+__all__ = ["CheckList", "GridHtml", "PanelBox", "ResultsGrid"]
 
 _HERE = Path(__file__).parent
 _CSS = _HERE / "style.css"
@@ -78,3 +79,28 @@ class CheckList(anywidget.AnyWidget):
     @traitlets.validate("options")
     def _pairs(self, proposal: Any) -> list[tuple[str, str]]:
         return [(str(label), str(value)) for label, value in proposal["value"]]
+
+
+class GridHtml:
+    """``panel.table``: the results page as static HTML (``.value``)."""
+
+    def __init__(self, grid: ResultsGrid) -> None:
+        self._grid = grid
+
+    @property
+    def value(self) -> str:
+        return self._grid.to_html()
+
+
+class PanelBox(W.VBox):
+    """The panel's top box: a widget that also carries a static HTML rendering, so a saved
+    notebook shows the results where no widget manager runs (GitHub, an untrusted viewer)."""
+
+    def __init__(self, children: list[Any], owner: Any) -> None:
+        super().__init__(children)
+        self._owner = owner
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self._owner.to_html()
+        return bundle
