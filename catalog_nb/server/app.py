@@ -36,6 +36,7 @@ from catalog_nb.server.edge import (
 )
 from catalog_nb.server.errors import ServiceError
 from catalog_nb.server.lifecycle import freeze_startup_heap, service
+from catalog_nb.server.openapi import build_openapi
 from catalog_nb.server.orderings import Orderings
 from catalog_nb.server.read_cache import ReadCache
 from catalog_nb.server.responses import JSONResponse
@@ -222,37 +223,9 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Fa
     return app
 
 
-_ERROR_SCHEMA = {
-    "type": "object",
-    "required": ["message", "errorCode", "status"],
-    "properties": {
-        "message": {"type": "string"},
-        "errorCode": {"type": "string"},
-        "status": {"type": "integer"},
-        "details": {"type": "array", "items": {"type": "object"}},
-    },
-}
-
-
 def _openapi(app: FastAPI) -> dict[str, Any]:
-    """The OpenAPI document, saying what the service really answers: validation failures are
-    400 with the error body (FastAPI would document 422), and every route may answer it."""
-    if app.openapi_schema:
-        return app.openapi_schema
-    from fastapi.openapi.utils import get_openapi
-
-    schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
-    schema.setdefault("components", {}).setdefault("schemas", {})["Error"] = _ERROR_SCHEMA
-    error = {
-        "description": "Bad parameters or payload",
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-    }
-    for operations in schema.get("paths", {}).values():
-        for operation in operations.values():
-            responses = operation.setdefault("responses", {})
-            responses.pop("422", None)
-            responses.setdefault("400", error)
-    for name in ("HTTPValidationError", "ValidationError"):
-        schema["components"]["schemas"].pop(name, None)
-    app.openapi_schema = schema
-    return schema
+    """The OpenAPI document (built once): every operation's answers, errors included
+    (server/openapi.py)."""
+    if not app.openapi_schema:
+        app.openapi_schema = build_openapi(app)
+    return app.openapi_schema

@@ -1,4 +1,5 @@
-"""Schemathesis over the whole API: no request, however malformed, gets a 5xx.
+"""Schemathesis over the whole API: no request, however malformed, gets a 5xx, and every answer
+is the one the OpenAPI document describes.
 
 Every operation of the service's own OpenAPI document (``/api/v2/openapi.json``, loaded from a
 running server) is fuzzed twice, once with the administrator's session and once anonymously, in
@@ -9,9 +10,17 @@ two of schemathesis's phases:
 * fuzzing: ``CATALOG_FUZZ_EXAMPLES`` (default 5) Hypothesis examples per operation, positive and
   negative, derandomized with the seed ``CATALOG_FUZZ_SEED`` (default 20250611), no shrinking.
 
-Every answer must be below 500 (schemathesis's ``not_a_server_error``), and every 4xx must carry
-our JSON error body (``message`` and ``errorCode``). A failure names the operation and prints a
-curl command that reproduces the request. Responses are not checked against the schema here.
+Every answer must be below 500 (schemathesis's ``not_a_server_error``), every 4xx must carry
+our JSON error body (``message`` and ``errorCode``), and every answer must conform to the
+document (issue 17): its status is one the operation documents (``status_code_conformance``),
+its body matches that status's schema (``response_schema_conformance``), its media type is a
+documented one (``content_type_conformance``) and the headers the document requires are there
+(``response_headers_conformance``). A failure names the operation and prints a curl command that
+reproduces the request; the findings of a run are counted at the end, by check.
+
+Both checks ride on the same requests, so the conformance costs no request of its own. The run
+stays on both backends: what the document promises is the same on each, but a fault (a 5xx) can
+be PostgreSQL's alone, so the module is not ``store_neutral``.
 
 The server is one of the module's own (the fuzzer leaves plenty of junk behind), on 127.0.0.1.
 The logged-in run never sends ``/logout`` with the shared administrator session: those cases get a
@@ -34,7 +43,13 @@ from collections.abc import Callable, Iterator
 import pytest
 import requests
 import schemathesis
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from catalog_nb.contract import API_PREFIX, SESSION_COOKIE
 from tests.conftest import Server
@@ -66,7 +81,10 @@ def error_body(ctx: schemathesis.CheckContext, response: schemathesis.Response,
     return None
 
 
-CHECKS: list[schemathesis.CheckFunction] = [not_a_server_error, error_body]
+CHECKS: list[schemathesis.CheckFunction] = [
+    not_a_server_error, error_body, status_code_conformance, response_schema_conformance,
+    content_type_conformance, response_headers_conformance,
+]
 
 
 @pytest.fixture(autouse=True)
@@ -83,6 +101,8 @@ class Tally:
     def __init__(self) -> None:
         self.phases: Counter[str] = Counter()
         self.statuses: Counter[int] = Counter()
+        #: Failed checks, by the operation and the first line of what schemathesis said.
+        self.findings: Counter[str] = Counter()
         self.started = self.last = time.monotonic()
 
     def add(self, case: schemathesis.Case, response: schemathesis.Response) -> None:
@@ -90,12 +110,25 @@ class Tally:
         self.statuses[response.status_code] += 1
         self.last = time.monotonic()
 
+    def validate(self, case: schemathesis.Case, response: schemathesis.Response) -> None:
+        """Run :data:`CHECKS` on ``response``, counting what they find before it fails the test."""
+        self.add(case, response)
+        try:
+            case.validate_response(response, checks=CHECKS)
+        except Exception as exc:
+            for failure in getattr(exc, "exceptions", None) or [exc]:
+                title = getattr(failure, "title", None) or str(failure).strip().split("\n")[0]
+                self.findings[f"{case.method} {case.path}: {title}"] += 1
+            raise
+
     def summary(self, name: str) -> str:
         phases = ", ".join(f"{phase} {n}" for phase, n in sorted(self.phases.items()))
         statuses = ", ".join(f"{status}: {n}" for status, n in sorted(self.statuses.items()))
         return (f"schemathesis {name}: {self.phases.total()} requests ({phases}) in "
                 f"{self.last - self.started:.0f}s; statuses {statuses} "
-                f"(seed {SEED}, {MAX_EXAMPLES} examples per operation)")
+                f"(seed {SEED}, {MAX_EXAMPLES} examples per operation); "
+                f"{len(self.findings)} findings"
+                + "".join(f"\n  {finding} (x{n})" for finding, n in sorted(self.findings.items())))
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +207,6 @@ def test_logged_in_as_administrator(case: schemathesis.Case, fuzz_server: Server
     # Logging out would end the session every later case relies on: those get one of their own.
     token = _login(fuzz_server) if case.path == LOGOUT else admin_token
     response = case.call(session=wire, cookies={SESSION_COOKIE: token})
-    tally.add(case, response)
     if response.status_code == 401 and case.path != LOGIN:
         # Otherwise a case that ends the administrator's session would silently turn the rest
         # of this run into a second anonymous one.
@@ -183,11 +215,10 @@ def test_logged_in_as_administrator(case: schemathesis.Case, fuzz_server: Server
         assert alive.status_code == 200, (
             f"the administrator's session no longer works (after {case.method} {case.path})"
         )
-    case.validate_response(response, checks=CHECKS)
+    tally.validate(case, response)
 
 
 @api.parametrize()
 def test_anonymous(case: schemathesis.Case, wire: requests.Session, tally: Tally) -> None:
     response = case.call(session=wire)
-    tally.add(case, response)
-    case.validate_response(response, checks=CHECKS)
+    tally.validate(case, response)

@@ -167,7 +167,9 @@ def test_me_may_change_only_prefilters(
     response = http.put("/user/_me", json={"prefiltersEnabled": True})
     assert response.status_code == 204 and response.content == b""
     assert http.get("/user/_me").json()["prefiltersEnabled"] is True
-    assert http.put("/user/_me", json={"prefiltersEnabled": "false"}).status_code == 204
+    # Strict types (issue 17): the text "false" is no boolean.
+    assert http.put("/user/_me", json={"prefiltersEnabled": "false"}).status_code == 400
+    assert http.put("/user/_me", json={"prefiltersEnabled": False}).status_code == 204
     assert http.get("/user/_me").json()["prefiltersEnabled"] is False
 
     before = snapshot(admin)

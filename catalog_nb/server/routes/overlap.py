@@ -92,12 +92,34 @@ def _compare(store: Store, caller: Caller,
         return _resolve(conn, caller, requests)
 
 
+#: ``schema.table_name``: exactly one dot, something printable on each side
+#: (``store.overlap.split_name`` checks it).
+_TABLE_NAME: dict[str, Any] = {"pattern": r"^[^.]*[^.\s][^.]*\.[^.]*[^.\s][^.]*$",
+                               "examples": ["sales.orders"]}
+#: The body of ``POST /overlap/table`` (``schema.parse_items`` checks it).
+_COMPARISONS = {"requestBody": {"required": True, "content": {"application/json": {
+    "schema": {
+        "type": "array", "maxItems": schema.MAX_ITEMS,
+        "items": {
+            "type": "object", "required": ["tableOne", "tableTwo"],
+            "properties": {
+                "virtualFolder": {"type": ["string", "null"]},
+                "tableOne": {"type": "string", **_TABLE_NAME},
+                "tableTwo": {"type": "string", **_TABLE_NAME},
+            },
+        },
+    },
+    "example": [{"virtualFolder": "Finance", "tableOne": "sales.orders",
+                 "tableTwo": "sales.orders_2023"}],
+}}}}
+
+
 @router.get("/overlap/table")
 def overlap_table(
     caller: CallerDep,
     store: StoreDep,
-    table1: Annotated[str, Query(min_length=1)],
-    table2: Annotated[str, Query(min_length=1)],
+    table1: Annotated[str, Query(min_length=1, json_schema_extra=_TABLE_NAME)],
+    table2: Annotated[str, Query(min_length=1, json_schema_extra=_TABLE_NAME)],
     virtual_folder: Annotated[str | None, Query(alias="virtualFolder")] = None,
 ) -> JSONResponse:
     """The TableComparisionTO of two tables (``schema.table_name`` each)."""
@@ -113,7 +135,7 @@ def overlap_table(
     return JSONResponse(schema.comparison_out(request, lists))
 
 
-@router.post("/overlap/table", status_code=201)
+@router.post("/overlap/table", status_code=201, openapi_extra=_COMPARISONS)
 def overlap_tables(
     caller: CallerDep, store: StoreDep, body: Annotated[Any, Body()] = None
 ) -> JSONResponse:
@@ -123,12 +145,52 @@ def overlap_tables(
     return JSONResponse(_compare(store, caller, labelled), status_code=201)
 
 
-@router.post("/overlap/table/csv", status_code=201)
+#: The CSV upload and the CSV answer, as the OpenAPI document says them (the route reads the
+#: multipart form itself, so FastAPI cannot derive them).
+_CSV_ANSWER_EXAMPLE = ("virtualFolder,tableOne,tableTwo,commonFields,tableOneUniqueFields,"
+                       "tableTwoUniqueFields,overlapPercent\n"
+                       ",sales.orders,sales.orders_2023,id|customer_id|total,status,region,60\n")
+_CSV_UPLOAD = {
+    "requestBody": {
+        "required": True,
+        "content": {"multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": ["fileStream"],
+                "properties": {"fileStream": {
+                    "type": "string", "format": "binary",
+                    "description": "The CSV file: one comparison per line, "
+                                   "virtualFolder,tableOne,tableTwo (an optional header line of "
+                                   f"those names); at most {MAX_UPLOAD_BYTES} bytes.",
+                }},
+                "description": "Other parts (at most 10 in all) are ignored.",
+            },
+            "encoding": {"fileStream": {"contentType": "text/csv, text/plain, "
+                                                       "application/octet-stream"}},
+            "example": {"fileStream": ",sales.orders,sales.orders_2023\n"},
+        }},
+    },
+}
+
+
+@router.post(
+    "/overlap/table/csv", status_code=201, response_class=Response, openapi_extra=_CSV_UPLOAD,
+    responses={201: {
+        "description": "The comparisons as a CSV file (overlap.csv), written with the separator.",
+        "content": {"text/csv": {"schema": {"type": "string"}, "example": _CSV_ANSWER_EXAMPLE}},
+        "headers": {"Content-Disposition": {"schema": {"type": "string"},
+                                            "example": 'attachment; filename="overlap.csv"'}},
+    }},
+)
 async def overlap_csv(
     request: Request,
     caller: CallerDep,
     store: StoreDep,
-    separator: str = ",",
+    separator: Annotated[str, Query(
+        description="The one-character separator of the file and of the answer (not a quote "
+                    "or a line break).",
+        json_schema_extra={"minLength": 1, "maxLength": 1, "pattern": '^[^"\r\n]$'},
+    )] = ",",
 ) -> Response:
     """Comparisons read from the CSV file of the multipart field ``fileStream``; answers a CSV
     file (``overlap.csv``) written with the same separator."""

@@ -49,7 +49,7 @@ def _answer(page: ResultPage) -> JSONResponse:
     return JSONResponse(body, status_code=201)
 
 
-@router.post("/search/new")
+@router.post("/search/new", status_code=201)
 def new_search(
     criteria: SearchCriteria, caller: CallerDep, store: StoreDep, settings: SettingsDep,
     request: Request,
@@ -58,7 +58,7 @@ def new_search(
     return _answer(searching.run(store, settings, caller, criteria, request.app.state.orderings))
 
 
-@router.post("/search/runFacet")
+@router.post("/search/runFacet", status_code=201)
 def run_facet(
     criteria: SearchCriteria, caller: CallerDep, store: StoreDep, settings: SettingsDep,
     request: Request,
@@ -72,7 +72,7 @@ def run_facet(
     return _answer(searching.run(store, settings, caller, criteria, request.app.state.orderings))
 
 
-@router.post("/search/page")
+@router.post("/search/page", status_code=201)
 def page(
     request: PageRequest, caller: CallerDep, store: StoreDep, settings: SettingsDep,
     http: Request,

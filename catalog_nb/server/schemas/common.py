@@ -14,23 +14,44 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import WithJsonSchema
 
 from catalog_nb.contract import MAX_NAME_LENGTH
 
+#: The control, format and surrogate characters (Unicode categories Cc, Cf and Cs) of the Basic
+#: Multilingual Plane, as a regular expression class: a name holds none of them.
+_UNPRINTABLE = (
+    "\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890-\\u0891"
+    "\\u08e2\\u180e\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u206f"
+    "\\ud800-\\udfff\\ufeff\\ufff9-\\ufffb"
+)
+
+
+def name_schema(excluded: str = "") -> WithJsonSchema:
+    """The JSON schema of a :data:`Name` (that also holds none of the ``excluded`` characters):
+    1 to 255 printable characters, at least one of them not white space."""
+    bad = _UNPRINTABLE + "".join(f"\\u{ord(ch):04x}" for ch in excluded)
+    return WithJsonSchema({
+        "type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH,
+        "pattern": f"^[^{bad}]*[^{bad}\\s][^{bad}]*$",
+    })
+
 
 def _clean_name(value: str) -> str:
+    # The length is the one sent (as the schema's maxLength says), the name the one trimmed.
+    if len(value) > MAX_NAME_LENGTH:
+        raise ValueError(f"must be at most {MAX_NAME_LENGTH} characters (got {len(value)})")
     value = value.strip()
     if not value:
         raise ValueError("must not be empty or only white space")
-    if len(value) > MAX_NAME_LENGTH:
-        raise ValueError(f"must be at most {MAX_NAME_LENGTH} characters (got {len(value)})")
     if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs") for ch in value):
         raise ValueError("must not contain control characters")
     return value
 
 
-#: A user, role, ... name: trimmed, non-empty, bounded, printable (any script).
-Name = Annotated[str, AfterValidator(_clean_name)]
+#: A user, role, ... name: trimmed, non-empty, bounded, printable (any script); its schema says
+#: the same (the check also refuses the rarer format characters outside the BMP).
+Name = Annotated[str, AfterValidator(_clean_name), name_schema()]
 
 
 class Payload(BaseModel):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from catalog_nb.contract import CustomPropertyType
+from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.common import Name, Payload, Wire
+from catalog_nb.server.schemas.examples import examples
 
 _READ_ONLY = frozenset({"key", "timeOfCreation", "timeOfLastChange"})
 _TEXT = 10_000
@@ -29,9 +31,11 @@ class CustomPropertyFields(Payload):
 class CustomPropertyCreate(CustomPropertyFields):
     """Body of ``POST /customproperty``; ``type`` defaults to STRING."""
 
+    model_config = examples(ex.CUSTOM_PROPERTY_IN)
+
     name: Name
     type: CustomPropertyType = CustomPropertyType.STRING
-    facet_able: bool = False
+    facet_able: StrictBool = False
 
     def values(self) -> dict[str, Any]:
         return {**super().values(), "type": self.type.value, "facet_able": self.facet_able}
@@ -40,9 +44,11 @@ class CustomPropertyCreate(CustomPropertyFields):
 class CustomPropertyUpdate(CustomPropertyFields):
     """Body of ``PUT /customproperty/{key}``: absent properties stay unchanged."""
 
+    model_config = examples(ex.CUSTOM_PROPERTY_IN)
+
     name: Name | None = None
     type: CustomPropertyType | None = None
-    facet_able: bool | None = None
+    facet_able: StrictBool | None = None
 
     def null_required(self) -> list[str]:
         """Wire names of the required properties the body sets to null."""
@@ -52,6 +58,8 @@ class CustomPropertyUpdate(CustomPropertyFields):
 
 
 class CustomPropertyOut(Wire):
+    model_config = examples(ex.CUSTOM_PROPERTY)
+
     key: str
     name: str
     display_name: str | None

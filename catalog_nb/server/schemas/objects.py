@@ -15,7 +15,9 @@ from pydantic import Field
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import BadRequest
+from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.common import Payload
+from catalog_nb.server.schemas.examples import examples
 
 #: Longest review title and text.
 MAX_TITLE = 200
@@ -39,11 +41,19 @@ def check_rating(value: Any) -> int:
     return value
 
 
+#: The schema of a rating, as :func:`check_rating` checks it (there, so that a bad rating keeps
+#: its own error code).
+_RATING: dict[str, Any] = {"type": "integer", "minimum": RATINGS[0], "maximum": RATINGS[1],
+                           "examples": [4]}
+
+
 class ReviewIn(Payload):
     """Body of ``POST /reviews``."""
 
+    model_config = examples(ex.REVIEW)
+
     entity_key: str = Field(min_length=1, max_length=64)
-    rating: Any = None
+    rating: Any = Field(default=None, json_schema_extra=_RATING)
     title: str | None = Field(default=None, max_length=MAX_TITLE)
     text: str | None = Field(default=None, max_length=MAX_TEXT)
 
@@ -55,7 +65,7 @@ class ReviewUpdate(Payload):
 
     key: str | None = None
     entity_key: str | None = None
-    rating: Any = None
+    rating: Any = Field(default=None, json_schema_extra=_RATING)
     title: str | None = Field(default=None, max_length=MAX_TITLE)
     text: str | None = Field(default=None, max_length=MAX_TEXT)
     user_name: Any = None

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from catalog_nb.contract import AccessLevel, DataAccessOption, MetadataAccessOption
+from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.common import EntityOut, Name, Payload
+from catalog_nb.server.schemas.examples import examples
 from catalog_nb.server.store.roles import GRANT_KINDS, RoleRecord
 
 _ROLE_READ_ONLY = frozenset(
@@ -31,12 +33,12 @@ class RoleFields(Payload):
 
     description: str | None = None
     rich_description: str | None = None
-    default_role: bool | None = None
+    default_role: StrictBool | None = None
     metadata_access_option: MetadataAccessOption | None = None
     data_access_option: DataAccessOption | None = None
     resource_read_access_level: str | None = Field(default=None, max_length=64)
-    job_template_creation_allowed: bool | None = None
-    job_execution_allowed: bool | None = None
+    job_template_creation_allowed: StrictBool | None = None
+    job_execution_allowed: StrictBool | None = None
     virtual_folder_keys: list[str] | None = None
     domain_keys: list[str] | None = None
     data_source_keys: list[str] | None = None
@@ -57,6 +59,8 @@ class RoleFields(Payload):
 class RoleCreate(RoleFields):
     """Body of ``POST /user/role``."""
 
+    model_config = examples(ex.ROLE_CREATE)
+
     name: Name
     access_level: AccessLevel
 
@@ -64,11 +68,15 @@ class RoleCreate(RoleFields):
 class RoleUpdate(RoleFields):
     """Body of ``PUT /user/role/{roleKey}``: absent properties stay unchanged."""
 
+    model_config = examples(ex.ROLE_CREATE)
+
     name: Name | None = None
     access_level: AccessLevel | None = None
 
 
 class RoleOut(EntityOut):
+    model_config = examples(ex.ROLE)
+
     name: str
     access_level: str
     default_role: bool

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictBool, StrictInt, field_validator
 
+from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.common import Payload
+from catalog_nb.server.schemas.examples import examples
 from catalog_nb.server.schemas.paging import MAX_CURSOR_LENGTH
 
 #: Page size when ``pagingCriteria.size`` is not given.
@@ -30,27 +32,29 @@ class SortSpec(Payload):
     """``ascending`` defaults to false for ``score`` (most relevant first), true otherwise."""
 
     property_name: str
-    ascending: bool | None = None
+    ascending: StrictBool | None = None
 
 
 class Paging(Payload):
-    start: int = Field(default=0, ge=0)
-    size: int = Field(default=DEFAULT_PAGE_SIZE, ge=1)
+    start: StrictInt = Field(default=0, ge=0)
+    size: StrictInt = Field(default=DEFAULT_PAGE_SIZE, ge=1)
 
 
 class SearchCriteria(Payload):
     """The spec's SearchCriteria."""
 
+    model_config = examples(ex.SEARCH)
+
     search_type: Literal["BASIC", "ADVANCED"] = "BASIC"
     search_phrase: str | None = None
-    partial_search: bool = False
+    partial_search: StrictBool = False
     facet_selections: list[FacetSelectionIn] = Field(default_factory=list, max_length=100)
     entity_scope: list[str] = Field(default_factory=lambda: list(ENTITY_SCOPES))
     sort_by_specs: list[SortSpec] = Field(default_factory=list, max_length=10)
     paging_criteria: Paging = Field(default_factory=Paging)
-    apply_facets: bool = True
+    apply_facets: StrictBool = True
     last_selected_facet_name: str | None = None
-    preformed_query: bool = False
+    preformed_query: StrictBool = False
 
     @field_validator("entity_scope", mode="before")
     @classmethod

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
 from catalog_nb.contract import (
     TAG_DEFAULT_MIN_SCORE,
@@ -20,7 +20,9 @@ from catalog_nb.contract import (
     TagAssociationState,
     TagState,
 )
-from catalog_nb.server.schemas.common import EntityOut, Name, Payload, Wire
+from catalog_nb.server.schemas import examples as ex
+from catalog_nb.server.schemas.common import EntityOut, Name, Payload, Wire, name_schema
+from catalog_nb.server.schemas.examples import examples
 from catalog_nb.server.security import Caller, stewards_domain
 
 _TEXT = 100_000
@@ -38,7 +40,7 @@ def _no_dot(value: str) -> str:
 
 
 #: A tag or domain name: a Name without dots.
-TagName = Annotated[Name, AfterValidator(_no_dot)]
+TagName = Annotated[Name, AfterValidator(_no_dot), name_schema(".")]
 
 #: Read-only properties of a TagDomain (``createTags``, ``deleteTags``, ``readTags``: what the
 #: caller may do with its tags; ``semantic``: BUILT_IN for the domains the service seeds).
@@ -59,6 +61,8 @@ TAG_DERIVED = frozenset({
 class DomainIn(Payload):
     """Body of ``POST /tagdomain`` (and each item of ``POST /tagdomain/list``)."""
 
+    model_config = examples(ex.DOMAIN_IN)
+
     read_only = _DOMAIN_READ_ONLY
     read_form = True  # see services.read_back
 
@@ -69,6 +73,8 @@ class DomainIn(Payload):
 
 class DomainUpdate(Payload):
     """Body of ``PUT /tagdomain/{key}``: absent properties stay unchanged."""
+
+    model_config = examples(ex.DOMAIN_IN)
 
     read_only = _DOMAIN_READ_ONLY
     read_form = True  # see services.read_back
@@ -82,6 +88,8 @@ class DomainUpdate(Payload):
 
 
 class DomainOut(Wire):
+    model_config = examples(ex.DOMAIN)
+
     key: str
     name: str
     description: str | None
@@ -122,12 +130,12 @@ class _TagFields(Payload):
     parent_key: str | None = Field(default=None, max_length=_KEY)
     tag_state: TagState | None = None
     state: TagAssociationState | None = None
-    enable: bool | None = None
-    learning_enabled: bool | None = None
-    min_score: float | None = Field(default=None, ge=0, le=1)
+    enable: StrictBool | None = None
+    learning_enabled: StrictBool | None = None
+    min_score: StrictFloat | None = Field(default=None, ge=0, le=1)
     reg_ex: str | None = Field(default=None, max_length=_PATTERN)
-    regex_min_len: int | None = Field(default=None, ge=0, le=1_000_000)
-    regex_max_len: int | None = Field(default=None, ge=0, le=1_000_000)
+    regex_min_len: StrictInt | None = Field(default=None, ge=0, le=1_000_000)
+    regex_max_len: StrictInt | None = Field(default=None, ge=0, le=1_000_000)
     regex_filter_class: str | None = Field(default=None, max_length=64)
     synonyms: list[Annotated[str, Field(max_length=255)]] | None = Field(
         default=None, max_length=1000)
@@ -169,6 +177,8 @@ class _TagFields(Payload):
 class TagCreate(_TagFields):
     """Body of ``POST /tag`` (and each item of ``POST /tag/list``)."""
 
+    model_config = examples(ex.TAG_CREATE)
+
     read_only = TAG_DERIVED | {"key"}
     read_form = True  # see services.read_back
 
@@ -178,6 +188,8 @@ class TagCreate(_TagFields):
 class TagUpdate(_TagFields):
     """Body of ``PUT /tag/{key}`` (absent properties unchanged) and item of ``PUT /tag/list``."""
 
+    model_config = examples(ex.TAG_UPDATE)
+
     read_only = TAG_DERIVED
     read_form = True  # see services.read_back
 
@@ -186,6 +198,8 @@ class TagUpdate(_TagFields):
 
 
 class TagOut(EntityOut):
+    model_config = examples(ex.TAG)
+
     name: str
     full_name: str
     domain_key: str

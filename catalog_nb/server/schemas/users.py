@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StrictBool, StringConstraints
 
 from catalog_nb.contract import MAX_NAME_LENGTH, MIN_PASSWORD_LENGTH
+from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.common import EntityOut, Name, Payload, Wire
+from catalog_nb.server.schemas.examples import examples
 from catalog_nb.server.store.users import UserRecord
 
 Password = Annotated[str, StringConstraints(min_length=MIN_PASSWORD_LENGTH, max_length=1024)]
@@ -22,6 +24,8 @@ _USER_READ_ONLY = frozenset(
 
 
 class LoginRequest(Payload):
+    model_config = examples(ex.LOGIN)
+
     # No user name is longer; a longer one would not fit the audit trail or the throttle.
     username: str = Field(max_length=MAX_NAME_LENGTH)
     password: str = Field(max_length=1024)
@@ -35,12 +39,14 @@ class _UserFields(Payload):
     rich_description: str | None = None
     attributes: dict[str, Any] | None = None
     roles: list[Name] | None = None
-    prefilters_enabled: bool | None = None
+    prefilters_enabled: StrictBool | None = None
     password: Password | None = None
 
 
 class UserCreate(_UserFields):
     """Body of ``POST /user``: only ``name`` is required."""
+
+    model_config = examples(ex.USER_CREATE)
 
     name: Name
 
@@ -48,23 +54,31 @@ class UserCreate(_UserFields):
 class UserUpdate(_UserFields):
     """Body of ``PUT /user/{key}``: properties absent from the body stay unchanged."""
 
+    model_config = examples(ex.USER_UPDATE)
+
     name: Name | None = None
 
 
 class MeUpdate(Payload):
     """Body of ``PUT /user/_me``: the only supported entry is ``prefiltersEnabled``."""
 
-    prefilters_enabled: bool
+    model_config = examples({"prefiltersEnabled": True})
+
+    prefilters_enabled: StrictBool
 
 
 class AssignRole(Payload):
     """Body of ``POST /user/assign/role``."""
+
+    model_config = examples({"userName": "jdoe", "roleName": "Finance Analysts"})
 
     user_name: Name
     role_name: Name
 
 
 class UserOut(EntityOut):
+    model_config = examples(ex.USER)
+
     name: str
     prefilters_enabled: bool
     assigned_by_map: dict[str, str | None]
@@ -87,6 +101,8 @@ class UserInfo(Wire):
 
 
 class LoginResult(Wire):
+    model_config = examples(ex.LOGIN_RESULT)
+
     login_result: str
     message: str
     user_info: UserInfo | None = None

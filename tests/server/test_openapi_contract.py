@@ -1,0 +1,202 @@
+"""The OpenAPI document tells the truth (issue 17), checked through the running service.
+
+Schemathesis checks every operation's answers against the document (test_schemathesis.py); this
+module pins the particular promises the issue names: strict types refused with 400, the statuses
+each family documents, the multipart upload and its CSV answer, the validation's constraints in
+the schema.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from tests.conftest import Http, Server
+
+
+@pytest.fixture(scope="module")
+def document(live_server: Server) -> dict[str, Any]:
+    response = live_server.anonymous().get("/openapi.json")
+    assert response.status_code == 200
+    spec: dict[str, Any] = response.json()
+    return spec
+
+
+def _operation(document: dict[str, Any], method: str, path: str) -> dict[str, Any]:
+    operation: dict[str, Any] = document["paths"]["/api/v2" + path][method.lower()]
+    return operation
+
+
+def _resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    if ref is None:
+        return schema
+    resolved: dict[str, Any] = document["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    return resolved
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("POST", "/search/new", {"searchPhrase": "orders", "preformedQuery": "yes"}),
+    ("POST", "/search/new", {"searchPhrase": "orders", "partialSearch": 1}),
+    ("POST", "/search/new", {"pagingCriteria": {"start": "0", "size": 10}}),
+    ("POST", "/search/new", {"pagingCriteria": {"start": 0, "size": 10.0}}),
+    ("PUT", "/user/_me", {"prefiltersEnabled": 0}),
+    ("PUT", "/user/_me", {"prefiltersEnabled": "true"}),
+    ("POST", "/auditevent/search", {"fromTime": True}),
+    ("POST", "/auditevent/search", {"size": "10"}),
+    ("POST", "/user/role", {"name": "strict-role", "defaultRole": "false"}),
+    ("POST", "/tagdomain", {"name": "StrictDomain", "description": 1}),
+])
+def test_a_value_of_another_type_is_refused_not_coerced(
+        admin: Http, method: str, path: str, body: dict[str, Any]) -> None:
+    response = admin.request(method, path, json=body)
+    assert response.status_code == 400, response.text
+    error = response.json()
+    assert error["errorCode"] == "INVALID_PAYLOAD" and error["status"] == 400
+    assert error["message"].startswith("Invalid request:")
+
+
+def test_strict_types_still_take_the_right_ones(admin: Http) -> None:
+    found = admin.post("/search/new", json={
+        "searchPhrase": "orders", "preformedQuery": False, "partialSearch": True,
+        "pagingCriteria": {"start": 0, "size": 10},
+    })
+    assert found.status_code == 201, found.text
+    audit = admin.post("/auditevent/search", json={"fromTime": 0, "size": 10})
+    assert audit.status_code == 200, audit.text
+
+
+def test_every_operation_documents_its_errors_with_the_error_body(
+        document: dict[str, Any]) -> None:
+    error = document["components"]["schemas"]["Error"]
+    assert error["required"] == ["message", "errorCode", "status"]
+    assert {"details", "fields", "retryAfter"} <= set(error["properties"])
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            responses = operation["responses"]
+            assert "422" not in responses, (method, path)
+            for status in ("400", "503"):
+                content = responses[status]["content"]["application/json"]["schema"]
+                assert content == {"$ref": "#/components/schemas/Error"}, (method, path, status)
+            assert "Retry-After" in responses["503"]["headers"]
+            if path not in ("/api/v2/login", "/api/v2/openapi.json"):
+                assert {"401", "403"} <= set(responses), (method, path)
+
+
+@pytest.mark.parametrize(("method", "path", "statuses"), [
+    ("POST", "/search/new", {"201", "400", "401"}),
+    ("POST", "/search/page", {"201", "400", "401", "404"}),
+    ("POST", "/search/runFacet", {"201", "400", "401"}),
+    ("POST", "/login", {"200", "400", "401", "429"}),
+    ("DELETE", "/tag/{key}", {"204", "401", "403", "404", "409"}),
+    ("PUT", "/user/{key}", {"400", "401", "403", "404", "409", "413"}),
+    ("GET", "/dataresource/metadata", {"200", "400", "401", "404", "406"}),
+])
+def test_statuses_documented(document: dict[str, Any], method: str, path: str,
+                             statuses: set[str]) -> None:
+    responses = _operation(document, method, path)["responses"]
+    assert statuses <= set(responses)
+    assert "200" not in responses or "201" not in statuses
+
+
+def test_login_documents_throttling_with_retry_after(document: dict[str, Any]) -> None:
+    responses = _operation(document, "POST", "/login")["responses"]
+    assert responses["429"]["headers"]["Retry-After"]["required"] is True
+    assert "404" not in responses and "403" not in responses
+
+
+def test_the_csv_overlap_documents_its_upload_and_its_csv_answer(
+        document: dict[str, Any], admin: Http) -> None:
+    operation = _operation(document, "POST", "/overlap/table/csv")
+    form = operation["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert form["required"] == ["fileStream"]
+    assert form["properties"]["fileStream"] == form["properties"]["fileStream"] | {
+        "type": "string", "format": "binary"}
+    answer = operation["responses"]["201"]["content"]
+    assert list(answer) == ["text/csv"]
+    separator = next(p for p in operation["parameters"] if p["name"] == "separator")
+    assert separator["schema"]["maxLength"] == 1
+
+    sent = admin.post("/overlap/table/csv", files={"fileStream": ("in.csv", b"no.such,x.y\n")})
+    # What the document says: JSON errors, CSV answers.
+    assert sent.status_code in (400, 404)
+    assert sent.headers["content-type"].startswith("application/json")
+
+
+def test_names_carry_the_limits_the_validation_enforces(
+        document: dict[str, Any], admin: Http) -> None:
+    schemas = document["components"]["schemas"]
+    name = schemas["UserCreate"]["properties"]["name"]
+    assert (name["minLength"], name["maxLength"]) == (1, 255)
+    pattern = re.compile(name["pattern"])
+    for good in ("alice", " Ünïcode 名 ", "x" * 255):
+        assert pattern.match(good), good
+    for bad in ("", "   ", "a\x00b", "tab\tname", "zero\u200bwidth"):
+        assert not pattern.match(bad), bad
+        response = admin.post("/user", json={"name": bad})
+        assert response.status_code == 400 and response.json()["errorCode"] == "INVALID_PAYLOAD"
+    too_long = admin.post("/user", json={"name": "x" * 256})
+    assert too_long.status_code == 400
+
+    tag_name = re.compile(schemas["DomainIn"]["properties"]["name"]["pattern"])
+    assert tag_name.match("Finance") and not tag_name.match("Fin.ance")
+
+    review = schemas["ReviewIn"]["properties"]["rating"]
+    assert (review["type"], review["minimum"], review["maximum"]) == ("integer", 1, 5)
+
+    listed = _operation(document, "POST", "/tag/list")["requestBody"]["content"]
+    assert listed["application/json"]["schema"]["maxItems"] == 1000
+
+    table = next(p for p in _operation(document, "GET", "/overlap/table")["parameters"]
+                 if p["name"] == "table1")
+    assert re.match(table["schema"]["pattern"], "sales.orders")
+    assert not re.match(table["schema"]["pattern"], "orders")
+    refused = admin.get("/overlap/table", params={"table1": "orders", "table2": "a.b"})
+    assert refused.status_code == 400
+
+
+def test_strict_fields_are_documented_with_their_types(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    criteria = _resolve(document, schemas["SearchCriteria"])["properties"]
+    assert criteria["preformedQuery"]["type"] == "boolean"
+    assert _resolve(document, schemas["Paging"])["properties"]["size"]["type"] == "integer"
+
+
+def _examples(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any]]:
+    found = []
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            where = f"{method.upper()} {path}"
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if body is not None and "example" in body:
+                found.append((where + " request", body["schema"], body["example"]))
+            for status, response in operation["responses"].items():
+                media = response.get("content", {}).get("application/json")
+                if status.startswith("2") and media is not None and "example" in media:
+                    found.append((f"{where} {status}", media["schema"], media["example"]))
+    return found
+
+
+def test_examples_are_given_and_match_their_schemas(document: dict[str, Any]) -> None:
+    examples = _examples(document)
+    named = {where for where, _, _ in examples}
+    for where in ("POST /api/v2/login request", "POST /api/v2/login 200",
+                  "POST /api/v2/search/new request", "POST /api/v2/search/new 201",
+                  "POST /api/v2/tag request", "POST /api/v2/tag 201",
+                  "PUT /api/v2/user/{key} request", "GET /api/v2/user/role 200",
+                  "POST /api/v2/tagdomain/list request", "GET /api/v2/version 200"):
+        assert where in named, where
+    assert len(examples) >= 60
+    for where, schema, example in examples:
+        validator = Draft202012Validator({**schema, "components": document["components"]})
+        errors = [e.message for e in validator.iter_errors(example)]
+        assert not errors, (where, errors[:3])
+
+
+def test_an_example_request_body_is_taken(admin: Http, document: dict[str, Any]) -> None:
+    body = _operation(document, "POST", "/search/new")["requestBody"]["content"]
+    found = admin.post("/search/new", json=body["application/json"]["example"])
+    assert found.status_code == 201, found.text
