@@ -7,7 +7,7 @@ but its reprs: the data, the dtypes and the column order stay exactly as declare
 * key columns (``key``, ``*_key``: 32-hex identifiers nobody reads) are shown last;
 * lists read as text (``PII.Email, PII.Phone``), dicts as ``name: value`` pairs;
 * missing values show as ``—`` rather than ``<NA>``/``NaT``;
-* counts get thousands separators (``25,337``), byte sizes read as ``24.7 KB``, shares as
+* counts get thousands separators (``25,337``), byte sizes read as ``25.3 kB``, shares as
   ``42%``, times as ``2024-01-31 09:15`` (UTC);
 * in HTML, text is never cut (an audit ``detail`` is read whole) but wraps, and the table
   scrolls inside the cell rather than widening it.
@@ -20,7 +20,7 @@ Example::
 
     frame = cat.resources()          # a CatalogFrame
     frame["size"].dtype              # Int64: sums and sorts as numbers
-    frame                            # in Jupyter: "24.7 KB", tags as text, keys last
+    frame                            # in Jupyter: "25.3 kB", tags as text, keys last
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ SHARE_COLUMNS = frozenset(
 )
 #: Shown in place of a missing value.
 MISSING = "—"
-_UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
+#: Decimal units, as the service's size facets ("<1 MB") and the resource view write them.
+_UNITS = ("B", "kB", "MB", "GB", "TB", "PB")
 
 _STYLE = (
     "<style>"
@@ -89,15 +90,16 @@ def display_order(columns: Any, dtypes: Mapping[Any, Any] | None = None) -> list
 
 
 def human_size(value: float) -> str:
-    """A size in bytes as people read it (1024 bytes a KB).
+    """A size in bytes as people read it, in decimal units (1000 bytes a kB): the one size
+    format of the toolkit (frames, the facet search panel, the resource view, the report).
 
-    >>> human_size(25337), human_size(512), human_size(3 * 1024 ** 3)
-    ('24.7 KB', '512 B', '3.0 GB')
+    >>> human_size(25337), human_size(512), human_size(3 * 1000 ** 3)
+    ('25.3 kB', '512 B', '3.0 GB')
     """
     size, unit = float(value), 0
-    while abs(size) >= 1024 and unit < len(_UNITS) - 1:
-        size, unit = size / 1024, unit + 1
-    return f"{int(size)} B" if unit == 0 else f"{size:.1f} {_UNITS[unit]}"
+    while abs(size) >= 1000 and unit < len(_UNITS) - 1:
+        size, unit = size / 1000, unit + 1
+    return f"{int(size)} B" if unit == 0 else f"{size:,.1f} {_UNITS[unit]}"
 
 
 def _missing(value: Any) -> bool:
@@ -268,7 +270,7 @@ class CatalogFrame(pd.DataFrame):
     Example::
 
         CatalogFrame({"key": ["k1"], "name": ["orders"], "size": pd.array([25337], "Int64")})
-        # shown as: name "orders", size "24.7 KB", key last
+        # shown as: name "orders", size "25.3 kB", key last
     """
 
     @property

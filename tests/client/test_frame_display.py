@@ -167,7 +167,7 @@ def test_derived_frames_keep_the_display_and_odd_shapes_still_show() -> None:
                     frame[["name", "size"]], pd.concat([frame, frame])):
         assert isinstance(derived, CatalogFrame)
     _, rows, _ = table_of(frame._repr_html_())
-    assert rows[0]["size"] == "2.0 KB" and rows[0]["rows"] == "25,337"
+    assert rows[0]["size"] == "2.0 kB" and rows[0]["rows"] == "25,337"
     twice = pd.concat([frame, frame], axis=1)  # repeated column names
     headers, rows, _ = table_of(twice._repr_html_())
     assert headers == ["name", "size", "rows", "name", "size", "rows", "key", "key"]

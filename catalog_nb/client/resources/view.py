@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from catalog_nb.client.frame_display import human_size
 from catalog_nb.client.frames import to_frame
 from catalog_nb.client.relations.frames import JOIN_CONDITION_COLUMNS
 from catalog_nb.client.resources.frames import (
@@ -45,14 +46,7 @@ MAX_SHOWN_FIELDS = 60
 
 
 def _size(value: Any) -> str | None:
-    if value is None:
-        return None
-    size = float(value)
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if size < 1000 or unit == "TB":
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1000
-    return None  # pragma: no cover - the loop always returns
+    return None if value is None else human_size(value)
 
 
 def _time(value: Any) -> str | None:

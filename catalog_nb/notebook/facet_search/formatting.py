@@ -23,6 +23,8 @@ from typing import Any
 
 import pandas as pd
 
+from catalog_nb.client.frame_display import human_size as frame_size
+
 __all__ = [
     "COLUMNS",
     "UNKNOWN",
@@ -85,19 +87,12 @@ def human_count(value: Any) -> str:
 
 
 def human_size(value: Any) -> str:
-    """A byte size in decimal units (as :class:`~catalog_nb.client.Resource` writes them).
+    """A byte size as every part of the toolkit writes it (``frame_display.human_size``).
 
     >>> human_size(999), human_size(25_337_000)
     ('999 B', '25.3 MB')
     """
-    if _missing(value):
-        return UNKNOWN
-    size = float(value)
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if size < 1000 or unit == "TB":
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1000
-    return UNKNOWN  # pragma: no cover - the loop always returns
+    return UNKNOWN if _missing(value) else frame_size(value)
 
 
 def human_time(value: Any) -> str:
