@@ -22,24 +22,30 @@ Each error answer carries the :data:`ERROR_SCHEMA` body, and each JSON request b
 answer the example of its model (``schemas/examples.py``). A route whose set is special says so
 with FastAPI's ``responses=``, which wins over the derived description of the same status.
 FastAPI's 422 is never answered (validation failures are 400) and is removed.
+
+A route that reads its JSON body itself (``Body()`` of ``Any``, so that its errors stay its own:
+``READ_ONLY_PROPERTY`` by name, a bad item of a list answered in its place) documents it with
+:func:`json_body` and a model below, which describes the body without parsing it.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute, iter_route_contexts
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, RootModel
 
-from catalog_nb.contract import API_PREFIX, ARROW_STREAM, ErrorCode
+from catalog_nb.contract import API_PREFIX, ARROW_STREAM, MAX_NAME_LENGTH, ErrorCode
 from catalog_nb.server.deps import current_caller
 from catalog_nb.server.schemas import examples as example_bodies
-from catalog_nb.server.schemas.common import Payload, Wire
+from catalog_nb.server.schemas.common import Payload, Wire, name_schema
+from catalog_nb.server.schemas.examples import examples
 
-__all__ = ["ERROR_SCHEMA", "build_openapi", "error_statuses"]
+__all__ = ["ERROR_SCHEMA", "FieldChange", "ResourceChange", "RoleRemovals", "build_openapi",
+           "error_statuses", "json_body"]
 
 #: The JSON error body of every 4xx and 5xx answer (``edge.error_response``,
 #: ``errors.ServiceError.body``); some errors add properties of their own.
@@ -99,6 +105,92 @@ NO_CONFLICT: frozenset[tuple[str, str]] = frozenset({
 })
 
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+# ------------------------------------------------------- bodies the routes read themselves
+
+#: The texts ``schemas.resource_query.parse_update`` takes (its ``_TEXT_MAX``).
+_TEXT = 100_000
+
+
+class FieldChange(Payload):
+    """An entry of ``fields`` in ``PUT /dataresource...``: a field of the resource, by name, and
+    what people write about it; its profile is the catalog's own (``READ_ONLY_PROPERTY``)."""
+
+    name: str
+    display_name: str | None = Field(default=None, max_length=_TEXT)
+    description: str | None = Field(default=None, max_length=_TEXT)
+    comment: str | None = Field(default=None, max_length=_TEXT)
+
+
+class CustomValue(Payload):
+    """An entry of ``customProperties`` as a list: a custom property's name and its value for
+    this resource (of the property's type; null clears it)."""
+
+    name: str
+    value: Any = None
+
+
+class ResourceChange(Payload):
+    """Body of ``PUT /dataresource/{key}`` and ``PUT /dataresource/source/{sourceName}``: the
+    people-owned properties of a data resource; absent ones stay unchanged, a null text clears
+    it. The other properties of the read form are refused by name (``READ_ONLY_PROPERTY``),
+    unknown ones with ``INVALID_PAYLOAD`` (``schemas.resource_query.parse_update``)."""
+
+    model_config = examples(example_bodies.RESOURCE_CHANGE)
+
+    description: str | None = Field(default=None, max_length=_TEXT)
+    rich_description: str | None = Field(default=None, max_length=_TEXT)
+    owner: str | None = Field(default=None, max_length=MAX_NAME_LENGTH)
+    custom_properties: dict[str, Any] | list[CustomValue] = Field(
+        default_factory=dict, description="Values by custom property name: {name: value} or "
+        "[{name, value}]; a name the catalog does not define is refused.")
+    fields: list[FieldChange] = Field(default_factory=list)
+
+
+_RoleName = Annotated[str, name_schema()]
+_RoleNames = _RoleName | Annotated[list[_RoleName], Field(min_length=1)]
+
+
+class RoleRemovals(RootModel[Annotated[dict[str, _RoleNames], Field(min_length=1)]]):
+    """Body of ``POST /user/remove/role``: the role names to take from each user, by user key
+    (a name alone stands for a list of one); all or nothing (``services.users.remove_roles``)."""
+
+    model_config = examples(example_bodies.ROLE_REMOVALS)
+
+
+#: The models of the bodies :func:`json_body` documents, by component name.
+_BODIES: dict[str, type[BaseModel]] = {}
+
+
+def json_body(model: type[BaseModel], *, max_items: int | None = None,
+              description: str | None = None) -> dict[str, Any]:
+    """The ``openapi_extra`` of a route that reads its JSON body itself: the body is ``model``
+    (a list of at most ``max_items`` of them when given), a component with its examples::
+
+        @router.put("/dataresource/{key}", openapi_extra=json_body(ResourceChange))
+    """
+    _BODIES[model.__name__] = model
+    schema: dict[str, Any] = {"$ref": f"#/components/schemas/{model.__name__}"}
+    if max_items is not None:
+        schema = {"type": "array", "maxItems": max_items, "items": schema}
+    body: dict[str, Any] = {"required": True,
+                            "content": {"application/json": {"schema": schema}}}
+    if description:
+        body["description"] = description
+    return {"requestBody": body}
+
+
+def _add_bodies(schemas: dict[str, Any]) -> None:
+    """The components of :func:`json_body`'s models (and of the models they hold) that FastAPI
+    did not write; their examples keep their nulls (no FastAPI pass over them)."""
+    for name, model in _BODIES.items():
+        if name in schemas:
+            continue
+        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        for held, definition in schema.pop("$defs", {}).items():
+            schemas.setdefault(held, definition)
+        schemas[name] = schema
 
 
 def _needs_session(route: APIRoute) -> bool:
@@ -208,6 +300,7 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     schemas["Error"] = ERROR_SCHEMA
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
+    _add_bodies(schemas)
     for name, given in _model_examples().items():
         if name in schemas and "examples" in schemas[name]:
             schemas[name]["examples"] = given

@@ -3,18 +3,26 @@
 Schemathesis checks every operation's answers against the document (test_schemathesis.py); this
 module pins the particular promises the issue names: strict types refused with 400, the statuses
 each family documents, the multipart upload and its CSV answer, the validation's constraints in
-the schema.
+the schema, an example of every request body and success answer (valid against its schema and
+taken by the parsing), and the bodies the routes read themselves.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
+from catalog_nb.server.openapi import RoleRemovals
+from catalog_nb.server.schemas import examples
+from catalog_nb.server.schemas.common import Payload
+from catalog_nb.server.schemas.resource_query import parse_update
+from catalog_nb.server.schemas.resources import FIELD_WRITABLE, WRITABLE
 from tests.conftest import Http, Server
+from tests.server.helpers import assert_error, create_user
 
 
 @pytest.fixture(scope="module")
@@ -165,35 +173,119 @@ def test_strict_fields_are_documented_with_their_types(document: dict[str, Any])
     assert _resolve(document, schemas["Paging"])["properties"]["size"]["type"] == "integer"
 
 
-def _examples(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any]]:
+def _bodies(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """Every body an example is owed to: ``(where, media type, media object)`` for each JSON
+    request body and each 2xx JSON or CSV answer of every operation."""
     found = []
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
             where = f"{method.upper()} {path}"
             body = operation.get("requestBody", {}).get("content", {}).get("application/json")
-            if body is not None and "example" in body:
-                found.append((where + " request", body["schema"], body["example"]))
+            if body is not None:
+                found.append((where + " request", "application/json", body))
             for status, response in operation["responses"].items():
-                media = response.get("content", {}).get("application/json")
-                if status.startswith("2") and media is not None and "example" in media:
-                    found.append((f"{where} {status}", media["schema"], media["example"]))
+                for media_type in ("application/json", "text/csv"):
+                    media = response.get("content", {}).get(media_type)
+                    if status.startswith("2") and media is not None:
+                        found.append((f"{where} {status}", media_type, media))
     return found
 
 
 def test_examples_are_given_and_match_their_schemas(document: dict[str, Any]) -> None:
-    examples = _examples(document)
-    named = {where for where, _, _ in examples}
+    bodies = _bodies(document)
+    named = {where for where, _, _ in bodies}
     for where in ("POST /api/v2/login request", "POST /api/v2/login 200",
                   "POST /api/v2/search/new request", "POST /api/v2/search/new 201",
-                  "POST /api/v2/tag request", "POST /api/v2/tag 201",
-                  "PUT /api/v2/user/{key} request", "GET /api/v2/user/role 200",
-                  "POST /api/v2/tagdomain/list request", "GET /api/v2/version 200"):
+                  "PUT /api/v2/dataresource/{key} request", "GET /api/v2/job/{key} 200",
+                  "POST /api/v2/user/remove/role request", "POST /api/v2/overlap/table/csv 201",
+                  "POST /api/v2/tagassociation/list request", "GET /api/v2/version 200"):
         assert where in named, where
-    assert len(examples) >= 60
-    for where, schema, example in examples:
-        validator = Draft202012Validator({**schema, "components": document["components"]})
-        errors = [e.message for e in validator.iter_errors(example)]
+    missing = sorted(where for where, _, media in bodies if "example" not in media)
+    assert not missing, f"{len(missing)} bodies have no example: {', '.join(missing)}"
+    for where, media_type, media in bodies:
+        if media_type == "text/csv":
+            assert isinstance(media["example"], str) and media["example"].count("\n") >= 2
+            continue
+        validator = Draft202012Validator({**media["schema"], "components": document["components"]})
+        errors = [e.message for e in validator.iter_errors(media["example"])]
         assert not errors, (where, errors[:3])
+
+
+def test_an_example_that_breaks_its_schema_is_caught(document: dict[str, Any]) -> None:
+    # The check above must be able to fail: the example of a job, with its state a number.
+    media = _operation(document, "GET", "/job/{key}")["responses"]["200"]["content"]
+    broken = {**media["application/json"]["example"], "state": 3}
+    schema = {**media["application/json"]["schema"], "components": document["components"]}
+    assert list(Draft202012Validator(schema).iter_errors(broken))
+
+
+def _payload_models() -> list[type[Payload]]:
+    found, pending = [], [Payload]
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        found.append(model)
+    return found
+
+
+def test_request_examples_are_taken_by_the_validation_that_parses_them(
+        document: dict[str, Any]) -> None:
+    # A schema can be looser than the parsing (a model validator, a parse of its own): the
+    # examples must also pass what really reads the bodies.
+    checked = []
+    for model in _payload_models():
+        extra = model.model_config.get("json_schema_extra")
+        listed = extra.get("examples") if isinstance(extra, dict) else None
+        for example in listed if isinstance(listed, list) else []:
+            model.model_validate(example)
+            checked.append(model.__name__)
+    assert {"UserCreate", "SourceCreate", "AssociationIn", "ResourceChange"} <= set(checked)
+    parse_update(examples.RESOURCE_CHANGE)
+    RoleRemovals.model_validate(examples.ROLE_REMOVALS)
+
+
+@pytest.mark.parametrize(("method", "path", "model"), [
+    ("PUT", "/dataresource/{key}", "ResourceChange"),
+    ("PUT", "/dataresource/source/{source_name}", "ResourceChange"),
+    ("POST", "/user/remove/role", "RoleRemovals"),
+    ("POST", "/tagassociation/list", "AssociationIn"),
+])
+def test_bodies_the_routes_read_themselves_are_documented(
+        document: dict[str, Any], method: str, path: str, model: str) -> None:
+    body = _operation(document, method, path)["requestBody"]
+    assert body["required"] is True
+    schema = body["content"]["application/json"]["schema"]
+    ref = schema["items"]["$ref"] if schema.get("type") == "array" else schema["$ref"]
+    assert ref == f"#/components/schemas/{model}"
+    assert model in document["components"]["schemas"]
+
+
+def test_a_resource_change_documents_what_people_may_write(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    change = schemas["ResourceChange"]
+    assert set(change["properties"]) == set(WRITABLE)
+    assert change["additionalProperties"] is False
+    field = schemas[change["properties"]["fields"]["items"]["$ref"].rsplit("/", 1)[1]]
+    assert set(field["properties"]) == set(FIELD_WRITABLE)
+    assert field["required"] == ["name"]
+
+
+def test_role_removals_take_both_documented_forms(admin: Http,
+                                                  document: dict[str, Any]) -> None:
+    schema = {"$ref": "#/components/schemas/RoleRemovals",
+              "components": document["components"]}
+    validator = Draft202012Validator(schema)
+    user = create_user(admin, f"removals-{uuid.uuid4().hex[:8]}",
+                       roles=["Analyst", "Guest", "Steward"])
+    for body in ({user["key"]: ["Guest"]}, {user["key"]: "Steward"}):
+        assert validator.is_valid(body)
+        response = admin.post("/user/remove/role", json=body)
+        assert response.status_code == 201, response.text
+    assert admin.get(f"/user/{user['key']}").json()["roles"] == ["Analyst"]
+    refused: dict[str, Any]
+    for refused in ({}, {user["key"]: []}, {user["key"]: ["\x00"]}):
+        assert not validator.is_valid(refused)
+        assert_error(admin.post("/user/remove/role", json=refused), 400, "INVALID_PAYLOAD")
 
 
 def test_an_example_request_body_is_taken(admin: Http, document: dict[str, Any]) -> None:

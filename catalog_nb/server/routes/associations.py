@@ -16,6 +16,7 @@ from fastapi import APIRouter, Body, Query, Response
 from catalog_nb.contract import ErrorCode, TagAssociationState
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, NotFound
+from catalog_nb.server.openapi import json_body
 from catalog_nb.server.schemas.associations import (
     MAX_BULK,
     AssociationIn,
@@ -44,7 +45,11 @@ def create_association(body: AssociationIn, caller: CallerDep, store: StoreDep) 
 
 
 @router.post("/tagassociation/list", status_code=201, response_model=list[BulkItem],
-             response_model_by_alias=True, response_model_exclude_none=True)
+             response_model_by_alias=True, response_model_exclude_none=True,
+             openapi_extra=json_body(
+                 AssociationIn, max_items=MAX_BULK,
+                 description="Each item is checked and applied on its own: a bad one is "
+                 "answered in its place (ok: false), never with a 400 for the list."))
 def create_associations(
     caller: CallerDep, store: StoreDep, body: Annotated[Any, Body()] = None
 ) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Body, Query, Request, Response
 
 from catalog_nb.contract import ARROW_STREAM, METADATA_PAGE_DEFAULT
 from catalog_nb.server.deps import CallerDep, StoreDep, read_quickly
+from catalog_nb.server.openapi import ResourceChange, json_body
 from catalog_nb.server.read_cache import ReadCache
 from catalog_nb.server.responses import JSONResponse, dumps
 from catalog_nb.server.schemas.paging import MAX_CURSOR_LENGTH
@@ -129,7 +130,7 @@ async def get_resource(key: str, caller: CallerDep, store: StoreDep, request: Re
     return Response(body, media_type=JSONResponse.media_type)
 
 
-@router.put("/dataresource/source/{source_name:path}")
+@router.put("/dataresource/source/{source_name:path}", openapi_extra=json_body(ResourceChange))
 def update_by_path(
     source_name: str,
     caller: CallerDep,
@@ -142,7 +143,7 @@ def update_by_path(
         resource_updates.update_resource(store, caller, body, None, source_name, resource_path))
 
 
-@router.put("/dataresource", include_in_schema=False)
+@router.put("/dataresource", include_in_schema=False, openapi_extra=json_body(ResourceChange))
 def update_in_folder(
     caller: CallerDep,
     store: StoreDep,
@@ -156,7 +157,7 @@ def update_in_folder(
         store, caller, body, None, path=resource_path, folder_name=virtual_folder_name))
 
 
-@router.put("/dataresource/{key}")
+@router.put("/dataresource/{key}", openapi_extra=json_body(ResourceChange))
 def update_resource(
     key: str, caller: CallerDep, store: StoreDep, body: Annotated[Any, Body()] = None
 ) -> JSONResponse:

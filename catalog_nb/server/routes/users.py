@@ -14,6 +14,7 @@ from fastapi import APIRouter, Body, Query, Response
 
 from catalog_nb.contract import USER_SEARCH_DEFAULT_LIMIT, USER_SEARCH_MAX_LIMIT
 from catalog_nb.server.deps import CallerDep, StoreDep
+from catalog_nb.server.openapi import RoleRemovals, json_body
 from catalog_nb.server.schemas.roles import RoleOut, role_out
 from catalog_nb.server.schemas.users import (
     AssignRole,
@@ -93,7 +94,7 @@ def assign_role(body: AssignRole, caller: CallerDep, store: StoreDep) -> UserOut
 
 
 @router.post("/user/remove/role", status_code=201, response_model=list[UserOut],
-             response_model_by_alias=True)
+             response_model_by_alias=True, openapi_extra=json_body(RoleRemovals))
 def remove_role(
     caller: CallerDep, store: StoreDep, body: Annotated[Any, Body()] = None
 ) -> list[UserOut]:

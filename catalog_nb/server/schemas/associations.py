@@ -13,7 +13,9 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from catalog_nb.contract import ASSOCIATION_LIST_MAX, TagAssociationState
+from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.common import Payload, Wire
+from catalog_nb.server.schemas.examples import examples
 
 _KEY = 64
 #: An association's ``semantic`` when none was given, and a person's association's ``weight``.
@@ -50,6 +52,8 @@ class AssociationIn(_Fields):
     TagAssociationView as read (its tag's and resource's names must be those of ``tagKey`` and
     ``resourceKey``, its key, weight, rules and times are assigned)."""
 
+    model_config = examples(ex.ASSOCIATION_IN)
+
     resource_key: str = Field(max_length=_KEY)
     tag_key: str = Field(max_length=_KEY)
 
@@ -60,12 +64,16 @@ class AssociationUpdate(_Fields):
     the association's own. May be the association as read: its read-only properties are
     compared with the association's own (``services.read_back``)."""
 
+    model_config = examples(ex.ASSOCIATION_UPDATE)
+
     resource_key: str | None = Field(default=None, max_length=_KEY)
     tag_key: str | None = Field(default=None, max_length=_KEY)
 
 
 class AssociationView(Wire):
     """TagAssociationView: an association with its tag, domain and resource."""
+
+    model_config = examples(ex.ASSOCIATION)
 
     key: str
     tag_key: str
@@ -98,6 +106,8 @@ class ItemError(Wire):
 class BulkItem(Wire):
     """One answer of ``POST /tagassociation/list``: the item's outcome, in request order."""
 
+    model_config = examples(ex.BULK_ITEM)
+
     index: int
     ok: bool
     outcome: str | None = None
@@ -106,6 +116,8 @@ class BulkItem(Wire):
 
 
 class AssociationPage(Wire):
+    model_config = examples(ex.ASSOCIATION_PAGE)
+
     items: list[AssociationView] = Field(alias="list")
     total_count: int
     start: int

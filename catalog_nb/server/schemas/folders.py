@@ -6,7 +6,9 @@ from typing import Any
 
 from pydantic import Field
 
+from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.common import Name, Payload, Wire
+from catalog_nb.server.schemas.examples import examples
 from catalog_nb.server.visibility import Visibility
 
 _PATTERN = 1024
@@ -62,6 +64,8 @@ class _ItemFields(Payload):
 class FolderCreate(_ItemFields):
     """Body of ``POST /virtualfolder``."""
 
+    model_config = examples(ex.FOLDER_CREATE)
+
     name: Name
     data_source_key: str = Field(max_length=_KEY)
     parent_key: str | None = Field(default=None, max_length=_KEY)
@@ -70,6 +74,8 @@ class FolderCreate(_ItemFields):
 
 class FolderUpdate(_ItemFields):
     """Body of ``PUT /virtualfolder/{key}``: absent properties stay unchanged."""
+
+    model_config = examples(ex.FOLDER_UPDATE)
 
     name: Name | None = None
     data_source_key: str | None = Field(default=None, max_length=_KEY)
@@ -80,12 +86,16 @@ class FolderUpdate(_ItemFields):
 class DatasetCreate(_ItemFields):
     """Body of ``POST /dataset``: ``dataSetPathSpecs`` maps data source keys to specs."""
 
+    model_config = examples(ex.DATASET_CREATE)
+
     name: Name
     data_set_path_specs: dict[str, SpecList] = Field(default_factory=dict, max_length=_SPECS)
 
 
 class DatasetUpdate(_ItemFields):
     """Body of ``PUT /dataset/{key}``: absent properties stay unchanged."""
+
+    model_config = examples(ex.DATASET_UPDATE)
 
     name: Name | None = None
     data_set_path_specs: dict[str, SpecList] | None = Field(default=None, max_length=_SPECS)
@@ -98,6 +108,8 @@ class PathSpecOut(Wire):
 
 
 class FolderOut(Wire):
+    model_config = examples(ex.FOLDER)
+
     key: str
     type: str = "virtualfolder"
     name: str
@@ -112,6 +124,8 @@ class FolderOut(Wire):
 
 
 class DatasetOut(Wire):
+    model_config = examples(ex.DATASET)
+
     key: str
     type: str = "dataset"
     name: str

@@ -7,7 +7,9 @@ from typing import Any
 from pydantic import Field
 
 from catalog_nb.contract import JobEngine, JobType
+from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.common import Payload, Wire
+from catalog_nb.server.schemas.examples import examples
 from catalog_nb.server.store.jobs import COUNT_NAMES
 
 
@@ -15,6 +17,8 @@ class JobCreate(Payload):
     """Body of ``POST /job``; may be a job as read, to run it again (``services.read_back``:
     its ``dataSourceName`` must be ``dataSourceKey``'s, its state, progress and times are the
     new job's own)."""
+
+    model_config = examples(ex.JOB_CREATE)
 
     read_only = frozenset(
         {"key", "state", "progress", "total", "done", "workUnit", "workTotal", "workDone",
@@ -37,6 +41,8 @@ class JobError(Wire):
 
 
 class JobOut(Wire):
+    model_config = examples(ex.JOB)
+
     key: str
     job_type: str
     data_source_key: str

@@ -13,7 +13,9 @@ from typing import Any
 
 from catalog_nb.contract import ErrorCode
 from catalog_nb.server.errors import BadRequest
+from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.common import Wire
+from catalog_nb.server.schemas.examples import examples
 
 
 class LineageType(StrEnum):
@@ -61,6 +63,8 @@ class LineageEdgeOut(Wire):
 
 
 class LineageOut(Wire):
+    model_config = examples(ex.LINEAGE)
+
     resource_key: str
     upstream: int
     downstream: int
@@ -80,6 +84,8 @@ class ListedEdgeOut(LineageEdgeOut):
 
 
 class LineageListOut(Wire):
+    model_config = examples(ex.LINEAGE_PAGE)
+
     list: list[ListedEdgeOut]
     total_count: int
     start: int

@@ -63,6 +63,8 @@ class ReviewUpdate(Payload):
     clears it. The read form's derived properties are accepted and ignored; ``key`` and
     ``entityKey``, when sent, must name this review and its resource."""
 
+    model_config = examples(ex.REVIEW_UPDATE)
+
     key: str | None = None
     entity_key: str | None = None
     rating: Any = Field(default=None, json_schema_extra=_RATING)
@@ -85,6 +87,8 @@ class ReviewUpdate(Payload):
 
 class ConfigUpdate(Payload):
     """Body of ``PUT /config/{name}``: ``{value}``; null returns to the start-up value."""
+
+    model_config = examples(ex.CONFIG_UPDATE)
 
     value: Any = Field()
 

@@ -9,7 +9,9 @@ from pydantic import AfterValidator, Field
 from catalog_nb.contract import JobEngine, SourceType
 from catalog_nb.server.profiling.connect import mask_url
 from catalog_nb.server.profiling.object_uri import is_object_uri
+from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.common import Name, Payload, Wire
+from catalog_nb.server.schemas.examples import examples
 from catalog_nb.server.schemas.jobs import JobOut, job_out
 
 #: Most include or exclude patterns one source may carry.
@@ -47,6 +49,8 @@ class SourceFields(Payload):
 class SourceCreate(SourceFields):
     """Body of ``POST /datasource``."""
 
+    model_config = examples(ex.SOURCE_CREATE)
+
     name: Name
     source_type: SourceType
     uri: str = Field(min_length=1, max_length=4096)
@@ -54,6 +58,8 @@ class SourceCreate(SourceFields):
 
 class SourceUpdate(SourceFields):
     """Body of ``PUT /datasource/{key}``: absent properties stay unchanged."""
+
+    model_config = examples(ex.SOURCE_UPDATE)
 
     name: Name | None = None
     source_type: SourceType | None = None
@@ -64,6 +70,8 @@ class SourceOut(Wire):
     object store's ``s3://[KEY_ID:***@]bucket/prefix[?endpoint=&region=]`` (a catalog_nb extra:
     the spec's DataSource has no field for the store's settings, so the uri carries them; see
     :mod:`catalog_nb.server.profiling.object_uri`)."""
+
+    model_config = examples(ex.SOURCE)
 
     key: str
     type: str = "datasource"

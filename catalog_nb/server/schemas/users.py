@@ -90,6 +90,8 @@ class UserOut(EntityOut):
 
 
 class UserTO(Wire):
+    model_config = examples(ex.USER_FOUND)
+
     name: str
     key: str
     attributes: dict[str, Any]
