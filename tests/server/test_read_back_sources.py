@@ -97,6 +97,23 @@ def test_an_sql_source_read_back_keeps_its_password(
     assert again.status_code == 200 and again.json() == response.json()
 
 
+def test_an_sql_source_copied_from_a_read_needs_its_password(
+    boss: Http, unique: Callable[[str], str]
+) -> None:
+    uri = f"postgresql+psycopg://reader:{SECRET}@db.invalid:5432/sales?sslmode=disable"
+    read = create_source(boss, unique("rbsql"), "SQL", uri)
+    for masked in (read["uri"], "postgresql+psycopg://reader@db.invalid/sales?password=***"):
+        name = unique("rbsqlcopy")
+        body = assert_error(boss.post("/datasource", json={**read, "name": name, "uri": masked}),
+                            400, INVALID, "***", "secret itself")
+        assert body["fields"] == ["uri"]
+        assert name not in boss.get("/datasource").text
+    # with the password itself, the copy is a source like any other
+    response = boss.post("/datasource", json={**read, "name": unique("rbsqlcopy"), "uri": uri})
+    assert response.status_code == 201, response.text
+    assert response.json()["uri"] == read["uri"]
+
+
 def test_a_source_copied_from_a_read_is_created(
     boss: Http, root: Path, unique: Callable[[str], str]
 ) -> None:

@@ -261,6 +261,21 @@ def redact(text: str, url: str | URL | None) -> str:
     return text
 
 
+def shows_masked_secret(url: str) -> bool:
+    """Whether ``url`` holds a password or secret query value as ``***``, as data sources are
+    answered: a copy of a source read back has no secret to restore it from.
+
+    >>> shows_masked_secret("postgresql://reader:***@db/sales"), shows_masked_secret("x.db")
+    (True, False)
+    """
+    try:
+        parsed = make_url(url.strip())
+    except (ArgumentError, ValueError, TypeError):
+        return False
+    return parsed.password == MASK or any(
+        key.lower() in SECRET_PARAMS and value == MASK for key, value in parsed.query.items())
+
+
 def restore_secrets(new: str, old: str) -> str:
     """``new`` with the secrets it shows as ``***`` taken from ``old``.
 

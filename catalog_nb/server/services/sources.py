@@ -18,7 +18,7 @@ from typing import Any
 from catalog_nb.contract import AuditAction, AuditObjectType, ErrorCode, JobEngine, SourceType
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.errors import BadRequest, NotFound
-from catalog_nb.server.profiling.connect import restore_secrets
+from catalog_nb.server.profiling.connect import restore_secrets, shows_masked_secret
 from catalog_nb.server.profiling.object_uri import is_object_uri
 from catalog_nb.server.schemas.sources import (
     SourceCreate,
@@ -93,6 +93,13 @@ def create(store: Store, settings: Settings, caller: Caller, body: SourceCreate)
                  name=body.name) as w:
         require_admin(caller, _WRITE)
         refuse_on_create(body, {"type": "datasource"})
+        if shows_masked_secret(body.uri):
+            # Stored as sent, "***" would become the password: a copy of a source read back
+            # (masked) must say the secret itself, where an update restores the stored one.
+            raise BadRequest(
+                "The uri's password (or secret) is '***', as data sources are answered: a new "
+                "data source needs the secret itself.", ErrorCode.INVALID_PAYLOAD,
+                fields=["uri"])
         values = body.changes()
         values["source_type"] = body.source_type.value
         values["uri"] = _checked_uri(body.source_type.value, body.uri, settings)
