@@ -254,6 +254,11 @@ def _model_examples() -> dict[str, list[Any]]:
         model = pending.pop()
         pending.extend(model.__subclasses__())
         extra = model.model_config.get("json_schema_extra")
+        if callable(extra):
+            # A model that writes its schema extras itself (schemas/answers.py): what it adds.
+            written: dict[str, Any] = {}
+            extra(written)  # type: ignore[call-arg]
+            extra = written
         listed = extra.get("examples") if isinstance(extra, dict) else None
         if isinstance(listed, list):
             found[model.__name__] = copy.deepcopy(listed)

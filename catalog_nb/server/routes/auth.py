@@ -24,6 +24,7 @@ from catalog_nb.server.deps import CallerDep, SettingsDep, StoreDep, client_addr
 from catalog_nb.server.errors import Throttled
 from catalog_nb.server.passwords import verify_password
 from catalog_nb.server.responses import JSONResponse
+from catalog_nb.server.schemas.answers import LogoutAnswer
 from catalog_nb.server.schemas.users import LoginRequest, LoginResult, UserInfo, display_name
 from catalog_nb.server.security import Caller
 from catalog_nb.server.settings import Settings
@@ -117,7 +118,7 @@ def logout(caller: CallerDep, store: StoreDep) -> Response:
     return response
 
 
-@router.get("/logout")
+@router.get("/logout", responses={200: {"model": LogoutAnswer}})
 def logout_get(caller: CallerDep, store: StoreDep) -> JSONResponse:
     """End the caller's session, answered as the product does: 200 ``{redirectUrl, message}``
     (scripts written for it call ``.json()`` on the answer; docs/compatibility.md)."""

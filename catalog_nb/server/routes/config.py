@@ -19,6 +19,7 @@ from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.runtime_config import RuntimeConfig, check, property_named, visible
+from catalog_nb.server.schemas.answers import ConfigProperty
 from catalog_nb.server.schemas.objects import ConfigUpdate
 from catalog_nb.server.security import require_admin
 from catalog_nb.server.store import Store
@@ -40,7 +41,7 @@ def _fresh(request: Request, store: Store) -> RuntimeConfig:
     return runtime
 
 
-@router.get("/config")
+@router.get("/config", responses={200: {"model": list[ConfigProperty]}})
 def list_config(request: Request, caller: CallerDep, store: StoreDep) -> JSONResponse:
     """Every configuration property the caller may read, with its value in force, type, bounds
     and last change (administrator-only ones for Administrators only)."""
@@ -48,7 +49,7 @@ def list_config(request: Request, caller: CallerDep, store: StoreDep) -> JSONRes
     return JSONResponse([runtime.describe(p) for p in visible(caller.admin)])
 
 
-@router.get("/config/{name}")
+@router.get("/config/{name}", responses={200: {"model": ConfigProperty}})
 def get_config(name: str, request: Request, caller: CallerDep, store: StoreDep) -> JSONResponse:
     """One configuration property (404 ``CONFIG_NOT_FOUND``, also for an administrator-only one
     read by anyone else)."""
@@ -56,7 +57,7 @@ def get_config(name: str, request: Request, caller: CallerDep, store: StoreDep) 
     return JSONResponse(_fresh(request, store).describe(prop))
 
 
-@router.put("/config/{name}")
+@router.put("/config/{name}", responses={200: {"model": ConfigProperty}})
 def set_config(name: str, body: ConfigUpdate, request: Request, caller: CallerDep,
                store: StoreDep) -> JSONResponse:
     """Change a property (Administrator): checked, stored, applied at once; null returns it

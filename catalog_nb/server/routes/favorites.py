@@ -13,6 +13,7 @@ from catalog_nb.contract import AccessLevel, AuditAction, AuditObjectType
 from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.responses import JSONResponse
+from catalog_nb.server.schemas.answers import Favorite, FavoritePage
 from catalog_nb.server.security import require_level
 from catalog_nb.server.services.resource_views import shape
 from catalog_nb.server.store import favorites as favorite_store
@@ -24,7 +25,7 @@ router = APIRouter(tags=["favorites"])
 _WRITE = "Keeping favorites"
 
 
-@router.get("/favorites")
+@router.get("/favorites", responses={200: {"model": FavoritePage}})
 def list_favorites(caller: CallerDep, store: StoreDep) -> JSONResponse:
     """The caller's favorite resources they still see, newest first: ``{list, totalCount}``,
     each a resource summary (no fields, no tags) with ``favoriteTime``."""
@@ -36,7 +37,9 @@ def list_favorites(caller: CallerDep, store: StoreDep) -> JSONResponse:
     return JSONResponse({"list": listed, "totalCount": len(listed)})
 
 
-@router.post("/favorites/{entity_key}", status_code=201)
+@router.post("/favorites/{entity_key}", status_code=201, responses={
+    201: {"model": Favorite, "description": "Kept as a favorite."},
+    200: {"model": Favorite, "description": "It already was a favorite (unchanged)."}})
 def add_favorite(entity_key: str, caller: CallerDep, store: StoreDep) -> JSONResponse:
     """Keep a visible resource as a favorite: 201, or 200 when it already was one."""
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.FAVORITE,

@@ -14,6 +14,7 @@ from catalog_nb.contract import ErrorCode
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.responses import JSONResponse
+from catalog_nb.server.schemas.answers import JoinConditionPage
 from catalog_nb.server.schemas.joins import page_out
 from catalog_nb.server.schemas.resource_query import split_list
 from catalog_nb.server.store import joins as join_store
@@ -28,7 +29,7 @@ router = APIRouter(tags=["joins"])
 MAX_PAGE = 1000
 
 
-@router.get("/joincondition")
+@router.get("/joincondition", responses={200: {"model": JoinConditionPage}})
 def list_conditions(
     caller: CallerDep,
     store: StoreDep,

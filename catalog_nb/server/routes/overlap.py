@@ -19,6 +19,7 @@ from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, NotFound
 from catalog_nb.server.responses import JSONResponse
 from catalog_nb.server.schemas import overlap as schema
+from catalog_nb.server.schemas.answers import TableComparison
 from catalog_nb.server.security import Caller
 from catalog_nb.server.store import Store
 from catalog_nb.server.store import overlap as overlap_store
@@ -114,7 +115,7 @@ _COMPARISONS = {"requestBody": {"required": True, "content": {"application/json"
 }}}}
 
 
-@router.get("/overlap/table")
+@router.get("/overlap/table", responses={200: {"model": TableComparison}})
 def overlap_table(
     caller: CallerDep,
     store: StoreDep,
@@ -135,7 +136,8 @@ def overlap_table(
     return JSONResponse(schema.comparison_out(request, lists))
 
 
-@router.post("/overlap/table", status_code=201, openapi_extra=_COMPARISONS)
+@router.post("/overlap/table", status_code=201, openapi_extra=_COMPARISONS,
+             responses={201: {"model": list[TableComparison]}})
 def overlap_tables(
     caller: CallerDep, store: StoreDep, body: Annotated[Any, Body()] = None
 ) -> JSONResponse:

@@ -17,6 +17,7 @@ from catalog_nb.server.deps import CallerDep, StoreDep, read_quickly
 from catalog_nb.server.openapi import ResourceChange, json_body
 from catalog_nb.server.read_cache import ReadCache
 from catalog_nb.server.responses import JSONResponse, dumps
+from catalog_nb.server.schemas.answers import DataResource, MetadataPage
 from catalog_nb.server.schemas.paging import MAX_CURSOR_LENGTH
 from catalog_nb.server.schemas.resource_arrow import arrow_page
 from catalog_nb.server.schemas.resource_query import (
@@ -37,6 +38,7 @@ router = APIRouter(tags=["data resources"])
 
 
 @router.get("/dataresource/metadata", response_class=JSONResponse, responses={200: {
+    "model": MetadataPage,
     "content": {ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}}},
     "description": "A page of resources: JSON, or an Arrow IPC stream when the request "
                    "accepts it (no views)."}})
@@ -96,7 +98,7 @@ def metadata(
     return JSONResponse(body, headers=headers)
 
 
-@router.get("/dataresource/source/{source_name:path}")
+@router.get("/dataresource/source/{source_name:path}", responses={200: {"model": DataResource}})
 def get_by_path(
     source_name: str,
     caller: CallerDep,
@@ -113,7 +115,8 @@ def get_by_path(
 CACHED_READ = "resource"
 
 
-@router.get("/dataresource/{key}", response_class=JSONResponse)
+@router.get("/dataresource/{key}", response_class=JSONResponse,
+             responses={200: {"model": DataResource}})
 async def get_resource(key: str, caller: CallerDep, store: StoreDep, request: Request
                        ) -> Response:
     """The resource with this key, with fields and tags."""
@@ -130,7 +133,8 @@ async def get_resource(key: str, caller: CallerDep, store: StoreDep, request: Re
     return Response(body, media_type=JSONResponse.media_type)
 
 
-@router.put("/dataresource/source/{source_name:path}", openapi_extra=json_body(ResourceChange))
+@router.put("/dataresource/source/{source_name:path}", openapi_extra=json_body(ResourceChange),
+            responses={200: {"model": DataResource}})
 def update_by_path(
     source_name: str,
     caller: CallerDep,
@@ -157,7 +161,8 @@ def update_in_folder(
         store, caller, body, None, path=resource_path, folder_name=virtual_folder_name))
 
 
-@router.put("/dataresource/{key}", openapi_extra=json_body(ResourceChange))
+@router.put("/dataresource/{key}", openapi_extra=json_body(ResourceChange),
+            responses={200: {"model": DataResource}})
 def update_resource(
     key: str, caller: CallerDep, store: StoreDep, body: Annotated[Any, Body()] = None
 ) -> JSONResponse:

@@ -19,6 +19,7 @@ from catalog_nb.server.auditing import audited
 from catalog_nb.server.deps import CallerDep, StoreDep
 from catalog_nb.server.errors import BadRequest, Forbidden
 from catalog_nb.server.responses import JSONResponse
+from catalog_nb.server.schemas.answers import ReviewOut, ReviewPage
 from catalog_nb.server.schemas.objects import (
     ReviewIn,
     ReviewUpdate,
@@ -55,7 +56,7 @@ def _author(caller: Caller, row: Mapping[str, Any], doing: str) -> None:
                         ErrorCode.PERMISSION_DENIED)
 
 
-@router.get("/reviews")
+@router.get("/reviews", responses={200: {"model": ReviewPage}})
 def list_reviews(
     caller: CallerDep, store: StoreDep,
     entity_key: Annotated[str | None, Query(alias="entityKey", max_length=64)] = None,
@@ -72,7 +73,7 @@ def list_reviews(
     return JSONResponse(_listing(rows))
 
 
-@router.get("/reviews/{key}")
+@router.get("/reviews/{key}", responses={200: {"model": ReviewOut}})
 def get_review(key: str, caller: CallerDep, store: StoreDep) -> JSONResponse:
     """The review with this key (404 when its resource is not visible)."""
     with store.read() as conn:
@@ -80,7 +81,7 @@ def get_review(key: str, caller: CallerDep, store: StoreDep) -> JSONResponse:
     return JSONResponse(review_out(row))
 
 
-@router.post("/reviews", status_code=201)
+@router.post("/reviews", status_code=201, responses={201: {"model": ReviewOut}})
 def create_review(body: ReviewIn, caller: CallerDep, store: StoreDep) -> JSONResponse:
     """Review a visible resource (Analyst+): 201; 409 ``DUPLICATE_REVIEW`` for a second one."""
     with audited(store, caller, AuditAction.CREATE, AuditObjectType.REVIEW,
@@ -96,7 +97,7 @@ def create_review(body: ReviewIn, caller: CallerDep, store: StoreDep) -> JSONRes
     return JSONResponse(review_out(row), status_code=201)
 
 
-@router.put("/reviews/{key}")
+@router.put("/reviews/{key}", responses={200: {"model": ReviewOut}})
 def update_review(key: str, body: ReviewUpdate, caller: CallerDep,
                   store: StoreDep) -> JSONResponse:
     """Change one's own review (absent properties unchanged): the updated review."""

@@ -13,6 +13,7 @@ from catalog_nb.contract import ErrorCode
 from catalog_nb.server.deps import CallerDep, SettingsDep, StoreDep
 from catalog_nb.server.errors import BadRequest
 from catalog_nb.server.responses import JSONResponse
+from catalog_nb.server.schemas.answers import FacetCatalogue, SearchResult
 from catalog_nb.server.schemas.paging import search_cursor
 from catalog_nb.server.schemas.search import PageRequest, SearchCriteria
 from catalog_nb.server.services import searching
@@ -49,7 +50,7 @@ def _answer(page: ResultPage) -> JSONResponse:
     return JSONResponse(body, status_code=201)
 
 
-@router.post("/search/new", status_code=201)
+@router.post("/search/new", status_code=201, responses={201: {"model": SearchResult}})
 def new_search(
     criteria: SearchCriteria, caller: CallerDep, store: StoreDep, settings: SettingsDep,
     request: Request,
@@ -58,7 +59,7 @@ def new_search(
     return _answer(searching.run(store, settings, caller, criteria, request.app.state.orderings))
 
 
-@router.post("/search/runFacet", status_code=201)
+@router.post("/search/runFacet", status_code=201, responses={201: {"model": SearchResult}})
 def run_facet(
     criteria: SearchCriteria, caller: CallerDep, store: StoreDep, settings: SettingsDep,
     request: Request,
@@ -72,7 +73,7 @@ def run_facet(
     return _answer(searching.run(store, settings, caller, criteria, request.app.state.orderings))
 
 
-@router.post("/search/page", status_code=201)
+@router.post("/search/page", status_code=201, responses={201: {"model": SearchResult}})
 def page(
     request: PageRequest, caller: CallerDep, store: StoreDep, settings: SettingsDep,
     http: Request,
@@ -83,7 +84,7 @@ def page(
                                          http.app.state.orderings))
 
 
-@router.get("/search/facets")
+@router.get("/search/facets", responses={200: {"model": FacetCatalogue}})
 def facets(caller: CallerDep, store: StoreDep) -> JSONResponse:
     """Every facet with the categories that hold at least one resource the caller sees."""
     return JSONResponse({"DATA_RESOURCE": searching.facet_catalogue(store, caller)})
