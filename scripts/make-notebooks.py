@@ -296,8 +296,15 @@ paged.page(1)[['name', 'source', 'type']]
     md("""
 ## The widget
 
-`FacetSearch` is the same search as a panel. Everything a click does can be done from code:
-set a facet selector's value, press a button, choose a row.
+`FacetSearch` is the same search as a page in the cell: tick facets (the count stands beside
+each category; a click toggles it), remove a filter with its chip's ✕ or all of them with
+"clear all", switch between BASIC and ADVANCED queries, click a header to sort, click a row for
+its fields and tags, page with ◀ ▶, and "load into a DataFrame" puts pandas code reading the
+chosen resource into the next cell. Partitions fold under their collection; the words searched
+are highlighted.
+
+Everything a click does can be done from code: set a facet selector's value, press a button,
+set the grid's `sort` or `value` (the clicked row's key).
 """),
     code("""
 from catalog_nb.notebook import FacetSearch
@@ -312,9 +319,15 @@ print(f'{panel.result.total} tables and views')
 panel.frame[['name', 'source', 'type', 'rows']]
 """),
     code("""
+panel.rows.sort = '-rows'  # what a click on the Rows header does (again: ascending)
+print(panel.page_label.value, '· sorted by', panel.sort_by.value)
+panel.frame[['name', 'type', 'rows', 'size']].head(3)
+"""),
+    code("""
 panel.rows.value = panel.frame['key'].iloc[0]
 panel.selected[['name', 'data_type', 'density', 'distinct_count']]
 """),
+    code("print(panel.load_code())  # what 'load into a DataFrame' writes for the chosen row"),
 ]
 
 LINEAGE_AND_JOINS: list[Cell] = [
@@ -471,7 +484,7 @@ as one).
     SETUP,
     code("""
 from catalog_nb.notebook import audit
-from catalog_nb.notebook.drawing import draw_tag_coverage, draw_tag_graph
+from catalog_nb.notebook.drawing import draw_audit_events, draw_tag_coverage, draw_tag_graph
 """),
     md("""
 ## Suggestions and reviewing them
@@ -544,9 +557,8 @@ events = cat.audit_events(limit=500)
 events.groupby(['action', 'object_type']).size().unstack(fill_value=0)
 """),
     code("""
-by_user = events.groupby(['user_name', 'action']).size().unstack(fill_value=0)
-ax = by_user.plot.barh(stacked=True, figsize=(8, 2.5), title='Audit events by user and action')
-ax.set_xlabel('events');
+# events per user, stacked by action; the legend beside the bars
+draw_audit_events(events);
 """),
 ]
 
