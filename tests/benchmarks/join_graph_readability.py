@@ -141,7 +141,6 @@ def measure(name: str, cat: Catalog, out: Path) -> None:
     """Print the sizes of both graphs of one catalog and save their pictures."""
     every = cat.join_graph(min_score=0, copies=False)
     default = cat.join_graph()
-    measure_pictures(name, every, default, out)
     drawn = lay.strongest_joins(default)
     print(f"\n{name}")
     print(f"  every condition: {every.number_of_nodes():>3} nodes {every.number_of_edges():>4}"
@@ -151,6 +150,8 @@ def measure(name: str, cat: Catalog, out: Path) -> None:
           f" copy groups merged: {default.graph.get('copy_groups')}, score >= "
           f"{default.graph['min_score']}); drawn: {drawn.number_of_edges()} edges,"
           f" {_crossings(drawn)} crossings")
+    # After the catalog's name: the figures were printed above it, under the previous one's.
+    measure_pictures(name, every, default, out)
     for label, graph, options in (("every", every, {"strongest": False, "edge_labels": False}),
                                   ("default", default, {})):
         fig, ax = plt.subplots(figsize=FIGURE)
