@@ -21,7 +21,7 @@ from catalog_nb.server.schemas import examples as ex
 from catalog_nb.server.schemas.associations import AssociationView
 from catalog_nb.server.schemas.common import Wire
 from catalog_nb.server.schemas.examples import examples
-from catalog_nb.server.schemas.tags import TagOut
+from catalog_nb.server.schemas.joins import JoinCondition
 
 _Ops = ex.OPERATIONS
 
@@ -56,61 +56,18 @@ class AbstractField(Wire):
 
 
 class StatusDetail(Wire):
-    """A stage (browse, profile...) of the processing of a data resource."""
+    """A stage (browse, profile, discover) of the processing of a data resource
+    (``store.ingest``, ``store.discovery``); catalog_nb has no workflows (always null)."""
 
     stage_name: str
     status: str
-    error_msg: str | None = None
-    run_id: str | None = None
-    workflow_id: str | None = None
-    start_time: int | None = None
-    end_time: int | None = None
-    number_sampled_rows: int | None = None
-    last_partition_profile: bool | None = None
-
-
-class JoinCondition(Wire):
-    """JoinConditionTO: two resources' columns that join, with their evidence. What is not
-    known about a side (a table's file format, an owner never set) is ``""`` or 0."""
-
-    model_config = examples(ex.JOIN)
-
-    key: str
-    left_resource_id: str
-    left_resource_name: str
-    left_path: str
-    left_source_id: str
-    left_source_name: str
-    left_file_format: str
-    left_owner: str
-    left_size: int
-    left_time_of_last_change: int
-    left_time_of_resource_change: int
-    left_tags: list[TagOut]
-    right_resource_id: str
-    right_resource_name: str
-    right_path: str
-    right_source_id: str
-    right_source_name: str
-    right_file_format: str
-    right_owner: str
-    right_size: int
-    right_time_of_last_change: int
-    right_time_of_resource_change: int
-    right_tags: list[TagOut]
-    left_cols: list[str]
-    right_cols: list[str]
-    left_origin: list[str]
-    right_origin: list[str]
-    join_op: str
-    join_order: str
-    join_cardinality: str
-    join_stat_state: str
-    tags: list[TagOut]
-    score: float
-    stats: dict[str, str] = Field(description="Evidence figures as text (score, leftInRight, "
-                                  "rightInLeft, leftDistinct, rightDistinct, sampleSize, "
-                                  "nameSimilarity, evidence).")
+    error_msg: str | None
+    run_id: str | None
+    workflow_id: str | None
+    start_time: int
+    end_time: int
+    number_sampled_rows: int | None
+    last_partition_profile: bool
 
 
 class JoinConditionPage(Wire):

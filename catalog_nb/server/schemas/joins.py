@@ -1,9 +1,10 @@
 """The wire form of a join condition (the spec's JoinConditionTO) and of ``GET /joincondition``.
 
-Plain dicts, like the resources they are part of (see ``schemas.resources``). A condition is
-stored once with its unique side on the left; a resource's ``joinConditions`` show each one
-from that resource's side, so the stored condition is flipped (sides swapped, cardinality
-``1:N`` read as ``N:1``) when the resource is on the right.
+Plain dicts, like the resources they are part of (see ``schemas.resources``);
+:class:`JoinCondition` describes them for the OpenAPI document only. A condition is stored once
+with its unique side on the left; a resource's ``joinConditions`` show each one from that
+resource's side, so the stored condition is flipped (sides swapped, cardinality ``1:N`` read as
+``N:1``) when the resource is on the right.
 """
 
 from __future__ import annotations
@@ -12,7 +13,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from catalog_nb.server.schemas.tags import tag_out
+from pydantic import Field
+
+from catalog_nb.server.schemas import examples as ex
+from catalog_nb.server.schemas.common import Wire
+from catalog_nb.server.schemas.examples import examples
+from catalog_nb.server.schemas.tags import TagOut, tag_out
 from catalog_nb.server.store.joins import Loaded
 
 _FLIPPED = {"1:N": "N:1", "N:1": "1:N"}
@@ -117,3 +123,47 @@ def page_out(loaded: Loaded, total: int, start: int, size: int) -> dict[str, Any
         "list": [condition_out(row, loaded) for row in loaded.conditions],
         "totalCount": total, "start": start, "size": size,
     }
+
+
+class JoinCondition(Wire):
+    """JoinConditionTO: two resources' columns that join, with their evidence. What is not
+    known about a side (a table's file format, an owner never set) is ``""`` or 0."""
+
+    model_config = examples(ex.JOIN)
+
+    key: str
+    left_resource_id: str
+    left_resource_name: str
+    left_path: str
+    left_source_id: str
+    left_source_name: str
+    left_file_format: str
+    left_owner: str
+    left_size: int
+    left_time_of_last_change: int
+    left_time_of_resource_change: int
+    left_tags: list[TagOut]
+    right_resource_id: str
+    right_resource_name: str
+    right_path: str
+    right_source_id: str
+    right_source_name: str
+    right_file_format: str
+    right_owner: str
+    right_size: int
+    right_time_of_last_change: int
+    right_time_of_resource_change: int
+    right_tags: list[TagOut]
+    left_cols: list[str]
+    right_cols: list[str]
+    left_origin: list[str]
+    right_origin: list[str]
+    join_op: str
+    join_order: str
+    join_cardinality: str
+    join_stat_state: str
+    tags: list[TagOut]
+    score: float
+    stats: dict[str, str] = Field(description="Evidence figures as text (score, leftInRight, "
+                                  "rightInLeft, leftDistinct, rightDistinct, sampleSize, "
+                                  "nameSimilarity, evidence).")
