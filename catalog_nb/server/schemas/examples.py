@@ -93,7 +93,7 @@ _SEARCH_RESULT = {
                       "categoryCounts": {"Finance.Revenue": 1},
                       "selectedCategories": []}],
     "preFilters": [], "facetSelections": SEARCH["facetSelections"],
-    "entities": [{"key": "0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f", "type": "data_resource",
+    "entities": [{"key": "0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f", "type": "dataresource",
                   "name": "orders.csv", "resourcePath": "sales/orders.csv", "score": 3.2}],
     "matchedEntityCount": 1, "totalResultCount": 1, "responseEntityCount": 1,
     "matchedKeys": ["0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f"], "start": 0, "size": 20,
