@@ -7,12 +7,15 @@ The data resource endpoints have their own tests; these helpers read ``data_reso
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
 
+from catalog_nb.demo.lake import lake_sources
 from catalog_nb.server.store.schema import data_resources, resource_fields
 from tests.conftest import Http, Server
+from tests.server.lake import demo_lake
 
 FINISHED = ("SUCCEEDED", "FAILED")
 
@@ -77,3 +80,15 @@ def fields(server: Server, resource_key: str) -> dict[str, dict[str, Any]]:
             .order_by(resource_fields.c.position)
         ).mappings().all()
     return {str(r["name"]): dict(r) for r in rows}
+
+
+def profiled_demo_catalog(make_server: Callable[..., Server]) -> Server:
+    """A server of its own on the demo lake, both sources registered through ``POST
+    /datasource`` and profiled by PROFILE jobs (tags suggested, joins and lineage discovered)."""
+    server = make_server(data_roots=[demo_lake()])
+    admin = server.session()
+    for payload in lake_sources(demo_lake()):
+        response = admin.post("/datasource", json=payload)
+        assert response.status_code == 201, response.text
+        run_job(admin, response.json()["key"])
+    return server

@@ -19,7 +19,6 @@ import pytest
 import requests
 from jsonschema import Draft202012Validator
 
-from catalog_nb.demo.lake import lake_sources
 from catalog_nb.server.openapi import RoleRemovals
 from catalog_nb.server.schemas import examples
 from catalog_nb.server.schemas.common import Payload
@@ -27,8 +26,7 @@ from catalog_nb.server.schemas.resource_query import parse_update
 from catalog_nb.server.schemas.resources import FIELD_WRITABLE, WRITABLE
 from tests.conftest import Http, Server
 from tests.server.helpers import assert_error, create_user
-from tests.server.lake import demo_lake
-from tests.server.source_helpers import run_job
+from tests.server.source_helpers import profiled_demo_catalog
 
 
 @pytest.fixture(scope="module")
@@ -329,13 +327,7 @@ def test_a_favorite_documents_both_of_its_answers(document: dict[str, Any]) -> N
 @pytest.fixture(scope="module")
 def lake(make_server: Callable[..., Server]) -> Server:
     """A catalog of the demo lake, both sources profiled by PROFILE jobs (joins discovered)."""
-    server = make_server(data_roots=[demo_lake()])
-    admin = server.session()
-    for payload in lake_sources(demo_lake()):
-        response = admin.post("/datasource", json=payload)
-        assert response.status_code == 201, response.text
-        run_job(admin, response.json()["key"])
-    return server
+    return profiled_demo_catalog(make_server)
 
 
 def _answers(http: Http) -> list[tuple[str, str, requests.Response]]:

@@ -19,11 +19,9 @@ from typing import Any
 import pytest
 import requests
 
-from catalog_nb.demo.lake import lake_sources
 from tests.conftest import Http, Server
 from tests.server.helpers import create_user
-from tests.server.lake import demo_lake
-from tests.server.source_helpers import run_job
+from tests.server.source_helpers import profiled_demo_catalog
 
 # The spec's types of the objects the script reads ("or null" where the spec says so).
 S, N, A, B, OBJ = "string", "number", "array", "boolean", "object"
@@ -149,13 +147,7 @@ def analyst_script(base_url: str, username: str, password: str, colleague: str,
 @pytest.fixture(scope="module")
 def lake(make_server: Callable[..., Server]) -> Server:
     """A catalog of the demo lake, both sources registered and profiled by PROFILE jobs."""
-    server = make_server(data_roots=[demo_lake()])
-    admin = server.session()
-    for payload in lake_sources(demo_lake()):
-        response = admin.post("/datasource", json=payload)
-        assert response.status_code == 201, response.text
-        run_job(admin, response.json()["key"])
-    return server
+    return profiled_demo_catalog(make_server)
 
 
 @pytest.fixture(scope="module")
