@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from catalog_nb.notebook.drawing import (
+        draw_audit_events,
         draw_join_graph,
         draw_lineage,
         draw_overlap_matrix,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 #: ipywidgets (about 2 s of imports) are for the notebook's pictures and widgets only.
 _HOMES = {
     "FacetSearch": "catalog_nb.notebook.widgets",
+    "draw_audit_events": "catalog_nb.notebook.drawing",
     "draw_join_graph": "catalog_nb.notebook.drawing",
     "draw_lineage": "catalog_nb.notebook.drawing",
     "draw_overlap_matrix": "catalog_nb.notebook.drawing",
@@ -51,6 +53,7 @@ _HOMES = {
 
 __all__ = [
     "FacetSearch",
+    "draw_audit_events",
     "draw_join_graph",
     "draw_lineage",
     "draw_overlap_matrix",
