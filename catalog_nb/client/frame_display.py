@@ -41,6 +41,8 @@ BYTE_COLUMNS = frozenset({"size", "resource_size", "total_size", "bytes"})
 SHARE_COLUMNS = frozenset(
     {"share", "resource_share", "density", "left_in_right", "right_in_left", "progress"}
 )
+#: Times to the minute, as every part of the toolkit shows them.
+TIME_FORMAT = "%Y-%m-%d %H:%M"
 #: Shown in place of a missing value.
 MISSING = "—"
 #: Decimal units, as the service's size facets ("<1 MB") and the resource view write them.
@@ -102,7 +104,8 @@ def human_size(value: float) -> str:
     return f"{int(size)} B" if unit == 0 else f"{size:,.1f} {_UNITS[unit]}"
 
 
-def _missing(value: Any) -> bool:
+def is_missing(value: Any) -> bool:
+    """Whether a cell holds no value (None, NA, NaN, NaT); a list, even empty, is a value."""
     if value is None:
         return True
     if isinstance(value, list | tuple | dict | set):
@@ -119,14 +122,14 @@ def cell_text(value: Any) -> str:
     >>> cell_text(["PII.Email", "PII.Phone"]), cell_text(pd.NA), cell_text({"a": 1})
     ('PII.Email, PII.Phone', '—', 'a: 1')
     """
-    if _missing(value):
+    if is_missing(value):
         return MISSING
     if isinstance(value, list | tuple | set):
         return ", ".join(cell_text(item) for item in value)
     if isinstance(value, Mapping):
         return ", ".join(f"{k}: {cell_text(v)}" for k, v in value.items())
     if isinstance(value, pd.Timestamp):
-        return f"{value:%Y-%m-%d %H:%M}"
+        return f"{value:{TIME_FORMAT}}"
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
@@ -157,7 +160,7 @@ def _decimal(value: Any) -> str:
 
 def _or_missing(format_one: Callable[[Any], str]) -> Callable[[Any], str]:
     def format_cell(value: Any) -> str:
-        return MISSING if _missing(value) else format_one(value)
+        return MISSING if is_missing(value) else format_one(value)
 
     return format_cell
 
@@ -327,7 +330,7 @@ class JobSeries(pd.Series):
         """
         def get(name: str) -> Any:
             value = self.get(name)
-            return None if _missing(value) else value
+            return None if is_missing(value) else value
 
         what = f"{get('job_type') or 'A'} job"
         if get("source"):
@@ -341,7 +344,7 @@ class JobSeries(pd.Series):
 
     def _message(self) -> str | None:
         value = self.get("message")
-        return None if _missing(value) or not str(value).strip() else str(value)
+        return None if is_missing(value) or not str(value).strip() else str(value)
 
     def _repr_html_(self) -> str:
         message = self._message()

@@ -15,7 +15,6 @@ static HTML fallback (what GitHub or an untrusted notebook shows) read the same.
 from __future__ import annotations
 
 import html
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from catalog_nb.client.frame_display import TIME_FORMAT, is_missing
 from catalog_nb.client.frame_display import human_size as frame_size
 
 __all__ = [
@@ -73,17 +73,13 @@ COLUMNS: tuple[GridColumn, ...] = (
 )
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
 def human_count(value: Any) -> str:
     """A count with thousands separators; ``unknown`` when the catalog has none.
 
     >>> human_count(None), human_count(0)
     ('unknown', '0')
     """
-    return UNKNOWN if _missing(value) else f"{int(value):,}"
+    return UNKNOWN if is_missing(value) else f"{int(value):,}"
 
 
 def human_size(value: Any) -> str:
@@ -92,14 +88,14 @@ def human_size(value: Any) -> str:
     >>> human_size(999), human_size(25_337_000)
     ('999 B', '25.3 MB')
     """
-    return UNKNOWN if _missing(value) else frame_size(value)
+    return UNKNOWN if is_missing(value) else frame_size(value)
 
 
 def human_time(value: Any) -> str:
     """A timestamp to the minute (UTC), ``unknown`` when missing."""
-    if _missing(value) or pd.isna(value):
+    if is_missing(value):
         return UNKNOWN
-    return str(pd.Timestamp(value).strftime("%Y-%m-%d %H:%M"))
+    return str(pd.Timestamp(value).strftime(TIME_FORMAT))
 
 
 def search_terms(text: str, *, advanced: bool = False) -> list[str]:
@@ -142,7 +138,7 @@ def _size_of(row: Mapping[str, Any]) -> str:
     size, rows = row.get("size"), row.get("rows")
     # The service answers 0 for sizes it does not know (tables, views, unread partitions);
     # only a file profiled as empty really has 0 bytes.
-    if size is None or _missing(size):
+    if size is None or is_missing(size):
         return UNKNOWN
     if int(size) == 0 and not (row.get("type") == "file" and rows == 0):
         return UNKNOWN
@@ -152,7 +148,7 @@ def _size_of(row: Mapping[str, Any]) -> str:
 def _cell_row(row: Mapping[str, Any], terms: Sequence[str]) -> dict[str, Any]:
     name = str(row.get("name") or row.get("path") or row.get("key"))
     path = str(row.get("path") or "")
-    kind = " · ".join(str(v) for v in (row.get("type"), row.get("format")) if not _missing(v))
+    kind = " · ".join(str(v) for v in (row.get("type"), row.get("format")) if not is_missing(v))
     tags = list(row.get("tags") or [])
     score = row.get("score")
     return {
@@ -164,7 +160,7 @@ def _cell_row(row: Mapping[str, Any], terms: Sequence[str]) -> dict[str, Any]:
         "rows": human_count(row.get("rows")),
         "size": _size_of(row),
         "modified": human_time(row.get("modified"))[:10],
-        "score": "—" if _missing(score) or not score else f"{float(score):.3f}",
+        "score": "—" if is_missing(score) or not score else f"{float(score):.3f}",
         "children": [],
     }
 
