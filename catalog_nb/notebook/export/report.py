@@ -11,6 +11,7 @@ so and why instead of failing the whole report.
 from __future__ import annotations
 
 import base64
+import importlib
 import io
 import os
 from collections.abc import Callable, Mapping
@@ -152,40 +153,41 @@ def _coverage(source: Any, frames: Mapping[str, pd.DataFrame],
         return None, f"tag coverage could not be computed: {type(exc).__name__}: {exc}"
 
 
-def _lineage(source: Any) -> Section:
-    title = "Lineage"
-    if not hasattr(source, "lineage_graph"):
-        return Section(title, unavailable="a snapshot holds no lineage; export from a live "
-                       "catalog for the lineage picture")
+def _graph_picture(source: Any, title: str, *, method: str, drawing: str, holds: str,
+                   picture: str, read: str, empty: Callable[[Any], bool], why_empty: str,
+                   size: tuple[float, float]) -> Section:
+    """The picture of the graph ``source.<method>()`` drawn by ``drawing``, or why there is
+    none: a snapshot (which holds no ``holds``), no drawing installed, the service refused
+    (``read`` could not be read), or ``empty(graph)`` (``why_empty``)."""
+    if not hasattr(source, method):
+        return Section(title, unavailable=f"a snapshot holds no {holds}; export from a live "
+                       f"catalog for the {picture} picture")
     try:
-        from catalog_nb.notebook.drawing import draw_lineage
+        draw = getattr(importlib.import_module("catalog_nb.notebook.drawing"), drawing)
     except ImportError as exc:
-        return Section(title, unavailable=f"the lineage drawing is not available ({exc})")
+        return Section(title, unavailable=f"the {picture} drawing is not available ({exc})")
     try:
-        graph = source.lineage_graph()
+        graph = getattr(source, method)()
     except Exception as exc:  # noqa: BLE001 - e.g. the service refused; say so in the report
-        return Section(title, unavailable=f"the lineage could not be read: {exc}")
-    if graph.number_of_nodes() == 0:
-        return Section(title, unavailable="the catalog has no lineage yet")
-    return _picture(title, lambda ax: draw_lineage(graph, ax=ax), size=(10, 6))
+        return Section(title, unavailable=f"the {read} could not be read: {exc}")
+    if empty(graph):
+        return Section(title, unavailable=why_empty)
+    return _picture(title, lambda ax: draw(graph, ax=ax), size=size)
+
+
+def _lineage(source: Any) -> Section:
+    return _graph_picture(
+        source, "Lineage", method="lineage_graph", drawing="draw_lineage", holds="lineage",
+        picture="lineage", read="lineage", empty=lambda g: g.number_of_nodes() == 0,
+        why_empty="the catalog has no lineage yet", size=(10, 6))
 
 
 def _joins(source: Any) -> Section:
-    title = "Joins"
-    if not hasattr(source, "join_graph"):
-        return Section(title, unavailable="a snapshot holds no join conditions; export from a "
-                       "live catalog for the join picture")
-    try:
-        from catalog_nb.notebook.drawing import draw_join_graph
-    except ImportError as exc:
-        return Section(title, unavailable=f"the join drawing is not available ({exc})")
-    try:
-        graph = source.join_graph()
-    except Exception as exc:  # noqa: BLE001 - e.g. the service refused; say so in the report
-        return Section(title, unavailable=f"the joins could not be read: {exc}")
-    if graph.number_of_edges() == 0:
-        return Section(title, unavailable="discovery has found no joins yet")
-    return _picture(title, lambda ax: draw_join_graph(graph, ax=ax), size=(10, 7))
+    return _graph_picture(
+        source, "Joins", method="join_graph", drawing="draw_join_graph",
+        holds="join conditions", picture="join", read="joins",
+        empty=lambda g: g.number_of_edges() == 0, why_empty="discovery has found no joins yet",
+        size=(10, 7))
 
 
 def _coverage_picture(coverage: pd.DataFrame | None, reason: str | None) -> Section:
