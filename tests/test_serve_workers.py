@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,10 @@ def _spread(service: Service, path: str, token: str | None, count: int = 48
         return list(pool.map(lambda _: service.get(path, token), range(count)))
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    folder = tmp_path_factory.mktemp("serve-workers")
+@contextmanager
+def serving(folder: Path) -> Iterator[Service]:
+    """``catalog-nb serve --workers`` on a fresh store in ``folder``, every worker started;
+    stopped (SIGTERM) when the block ends, if it still runs."""
     port = free_port()
     args = [sys.executable, "-m", "catalog_nb.cli", "serve", "--workers", str(WORKERS),
             "--port", str(port), "--data-dir", str(folder / "store"), "--log-level", "info"]
@@ -116,6 +118,13 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
                 process.kill()
             if drop is not None:
                 drop()
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """The module's service, shared by the tests that leave it running."""
+    with serving(tmp_path_factory.mktemp("serve-workers")) as started:
+        yield started
 
 
 def _workers(service: Service) -> set[int]:
@@ -209,14 +218,17 @@ def test_jobs_queued_through_a_worker_run_in_the_one_runner(service: Service) ->
         assert _job_processes(worker, workers) == []
 
 
-def test_the_service_stops_whole_on_sigterm(service: Service) -> None:
-    running = psutil.Process(service.process.pid).children(recursive=True)
-    assert len(running) >= WORKERS
-    service.process.send_signal(signal.SIGTERM)
-    assert service.process.wait(60) == 0, service.log.read_text()[-2000:]
-    _, alive = psutil.wait_procs(running, timeout=30)
-    assert not alive, alive
-    assert "Stopping parent process" in service.log.read_text()
+def test_the_service_stops_whole_on_sigterm(tmp_path: Path) -> None:
+    # A service of its own: with --dist worksteal, the shared one's other tests may run in this
+    # process after this one (a loaded machine showed it: they met a stopped service).
+    with serving(tmp_path) as service:
+        running = psutil.Process(service.process.pid).children(recursive=True)
+        assert len(running) >= WORKERS
+        service.process.send_signal(signal.SIGTERM)
+        assert service.process.wait(60) == 0, service.log.read_text()[-2000:]
+        _, alive = psutil.wait_procs(running, timeout=30)
+        assert not alive, alive
+        assert "Stopping parent process" in service.log.read_text()
 
 
 def test_workers_that_cannot_share_a_store_are_refused() -> None:
