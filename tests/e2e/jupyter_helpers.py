@@ -127,17 +127,23 @@ def serve_jupyter(demo_dir: Path, home: Path, notebooks: list[str]) -> Iterator[
 
 
 @contextmanager
-def chromium_page() -> Iterator[Any]:
-    """A page of headless Chromium at 1280x800 (Playwright driving Debian's chromium)."""
+def chromium() -> Iterator[Any]:
+    """Headless Chromium (Playwright driving Debian's chromium); open pages with
+    :func:`new_page`."""
     import pytest
 
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            yield browser.new_page(viewport=VIEWPORT)
+            yield browser
         finally:
             browser.close()
+
+
+def new_page(browser: Any) -> Any:
+    """A new page of ``browser`` at 1280x800."""
+    return browser.new_page(viewport=VIEWPORT)
 
 
 def shot(page: Any, name: str) -> None:

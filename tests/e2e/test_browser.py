@@ -30,7 +30,8 @@ from tests.e2e.jupyter_helpers import (
     PAGE_SIZE,
     PANEL,
     JupyterServer,
-    chromium_page,
+    chromium,
+    new_page,
     panel_state,
     serve_jupyter,
     shot,
@@ -96,7 +97,8 @@ def _assert_fits(panel: Any, container: Any) -> None:
 
 
 def test_search_with_the_mouse_in_jupyterlab(jupyter: JupyterServer, made_demo: DemoRun) -> None:
-    with chromium_page() as page:
+    with chromium() as browser:
+        page = new_page(browser)
         page.goto(jupyter.url(f"lab/tree/{LAB_NOTEBOOK}"))
         page.locator(".jp-DirListing").wait_for(timeout=120_000)  # the file browser is open
         panel = _run_all_cells(page)
@@ -171,75 +173,77 @@ def _drive(page: Any, panel: Any, cat: Catalog) -> None:
     shot(page, "5-page-2")
 
 
-def test_tick_a_facet_and_open_a_row_in_notebook_7(jupyter: JupyterServer,
-                                                   made_demo: DemoRun) -> None:
-    with chromium_page() as page:
+def test_notebook_7_and_voila(jupyter: JupyterServer, made_demo: DemoRun) -> None:
+    """Notebook 7: run all, tick a facet, click a row. Voila: the rendered panel, a facet
+    ticked. Voila runs the whole notebook in its own kernel before it shows the page: it is
+    opened first and renders while Notebook 7 is driven."""
+    with chromium() as browser:
+        voila = new_page(browser)
+        voila.goto(jupyter.url(f"voila/render/{VOILA_NOTEBOOK}"), wait_until="commit",
+                   timeout=600_000)
+        page = new_page(browser)
         page.goto(jupyter.url(f"notebooks/{NB7_NOTEBOOK}"))
         panel = _run_all_cells(page)
-        panel.scroll_into_view_if_needed()
-        shot(page, "nb7-1-after-run-all")
         cat = _catalog(made_demo)
         try:
-            # The notebook ticked tables and views from code; "clear all", then tick a facet.
-            tables = cat.search(None, facets={"resourceType": ["table", "view"]}).total
-            wait_matches(panel, tables)
-            panel.get_by_role("button", name="clear all").click()
-            wait_matches(panel, cat.search(None).total)
-            files = cat.search(None, facets={"dataSource": ["demo_files"]}).total
-            assert tick_facet(panel, "dataSource", "demo_files") == f"{files:,}"
-            wait_matches(panel, files)
-            assert panel.locator(".cnb-chip", has_text="demo_files").count() == 1
-            _assert_fits(panel, page.locator(".jp-Cell", has=panel))
-            shot(page, "nb7-2-facet-ticked")
-
-            # Click a row: its details open under the grid.
-            row = panel.locator(".cnb-grid tbody tr:not([hidden]):not([data-key=''])").first
-            clicked = str(row.get_attribute("data-key"))
-            row.click()
-            panel.locator(f".cnb-grid tr.cnb-selected[data-key='{clicked}']").wait_for(
-                timeout=60_000)
-            details = panel.locator(".widget-html", has_text="Tags:")
-            details.wait_for(timeout=60_000)
-            assert str(cat.resource(clicked).path) in details.inner_text()
-            details.scroll_into_view_if_needed()
-            shot(page, "nb7-3-row-details")
+            _drive_notebook_7(page, panel, cat)
+            _drive_voila(voila, cat)
         finally:
             cat.close()
 
 
-def test_the_panel_in_voila(jupyter: JupyterServer, made_demo: DemoRun) -> None:
-    with chromium_page() as page:
-        # Voila runs the whole notebook before it answers the page: wait for it, not for "load".
-        page.goto(jupyter.url(f"voila/render/{VOILA_NOTEBOOK}"), wait_until="commit",
-                  timeout=600_000)
-        panel = page.locator(PANEL)
-        panel.locator(".cnb-grid tbody tr").first.wait_for(timeout=600_000)
-        failed = page.locator(".jp-OutputArea-output:has-text('Traceback')")
-        assert failed.count() == 0, failed.all_inner_texts()[0][-3000:]
-        panel.scroll_into_view_if_needed()
-        shot(page, "voila-1-rendered")
-        cat = _catalog(made_demo)
-        try:
-            # What the notebook's code left: tables and views, largest first, on the grid.
-            chosen = {"resourceType": ["table", "view"]}
-            expected = cat.search(None, facets=chosen, sort="-rows", page_size=PAGE_SIZE)
-            wait_matches(panel, expected.total)
-            keys = panel.locator(".cnb-grid tbody tr:not([hidden])").evaluate_all(
-                "rows => rows.map(r => r.dataset.key).filter(k => k)")
-            assert keys == list(expected.frame["key"])
-            _assert_fits(panel, page.locator("body"))
+def _drive_notebook_7(page: Any, panel: Any, cat: Catalog) -> None:
+    panel.scroll_into_view_if_needed()
+    shot(page, "nb7-1-after-run-all")
+    # The notebook ticked tables and views from code; "clear all", then tick a facet.
+    tables = cat.search(None, facets={"resourceType": ["table", "view"]}).total
+    wait_matches(panel, tables)
+    panel.get_by_role("button", name="clear all").click()
+    wait_matches(panel, cat.search(None).total)
+    files = cat.search(None, facets={"dataSource": ["demo_files"]}).total
+    assert tick_facet(panel, "dataSource", "demo_files") == f"{files:,}"
+    wait_matches(panel, files)
+    assert panel.locator(".cnb-chip", has_text="demo_files").count() == 1
+    _assert_fits(panel, page.locator(".jp-Cell", has=panel))
+    shot(page, "nb7-2-facet-ticked")
 
-            # Tick a category of another facet that narrows the result: the count follows.
-            facet, category, shown = _narrowing_option(panel, expected.total)
-            assert tick_facet(panel, facet, category) == shown
-            narrowed = cat.search(None, facets={**chosen, facet: [category]}).total
-            assert 0 < narrowed < expected.total and f"{narrowed:,}" == shown
-            wait_matches(panel, narrowed)
-            assert panel.locator(".cnb-chip", has_text=category).count() == 1
-            panel.scroll_into_view_if_needed()
-            shot(page, "voila-2-facet-ticked")
-        finally:
-            cat.close()
+    # Click a row: its details open under the grid.
+    row = panel.locator(".cnb-grid tbody tr:not([hidden]):not([data-key=''])").first
+    clicked = str(row.get_attribute("data-key"))
+    row.click()
+    panel.locator(f".cnb-grid tr.cnb-selected[data-key='{clicked}']").wait_for(timeout=60_000)
+    details = panel.locator(".widget-html", has_text="Tags:")
+    details.wait_for(timeout=60_000)
+    assert str(cat.resource(clicked).path) in details.inner_text()
+    details.scroll_into_view_if_needed()
+    shot(page, "nb7-3-row-details")
+
+
+def _drive_voila(page: Any, cat: Catalog) -> None:
+    panel = page.locator(PANEL)
+    panel.locator(".cnb-grid tbody tr").first.wait_for(timeout=600_000)
+    failed = page.locator(".jp-OutputArea-output:has-text('Traceback')")
+    assert failed.count() == 0, failed.all_inner_texts()[0][-3000:]
+    panel.scroll_into_view_if_needed()
+    shot(page, "voila-1-rendered")
+    # What the notebook's code left: tables and views, largest first, on the grid.
+    chosen = {"resourceType": ["table", "view"]}
+    expected = cat.search(None, facets=chosen, sort="-rows", page_size=PAGE_SIZE)
+    wait_matches(panel, expected.total)
+    keys = panel.locator(".cnb-grid tbody tr:not([hidden])").evaluate_all(
+        "rows => rows.map(r => r.dataset.key).filter(k => k)")
+    assert keys == list(expected.frame["key"])
+    _assert_fits(panel, page.locator("body"))
+
+    # Tick a category of another facet that narrows the result: the count follows.
+    facet, category, shown = _narrowing_option(panel, expected.total)
+    assert tick_facet(panel, facet, category) == shown
+    narrowed = cat.search(None, facets={**chosen, facet: [category]}).total
+    assert 0 < narrowed < expected.total and f"{narrowed:,}" == shown
+    wait_matches(panel, narrowed)
+    assert panel.locator(".cnb-chip", has_text=category).count() == 1
+    panel.scroll_into_view_if_needed()
+    shot(page, "voila-2-facet-ticked")
 
 
 def _narrowing_option(panel: Any, total: int) -> tuple[str, str, str]:
