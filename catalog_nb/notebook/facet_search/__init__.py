@@ -2,6 +2,7 @@
 holds:
 
 * :mod:`.panel`: the panel (state, actions, layout) that code and clicks drive alike;
+* :mod:`.details`: the clicked row's details pane and "load into a DataFrame";
 * :mod:`.facets`: the facet column (checkbox groups, filter chips);
 * :mod:`.views`: the browser-side pieces (anywidget): the results grid and the checklists;
 * :mod:`.formatting`: counts, sizes, times, highlighted terms, folded partitions, static HTML;

@@ -36,12 +36,11 @@ import traitlets
 
 from catalog_nb.client import Catalog, CatalogError, Resource, SearchResult
 from catalog_nb.client.frames import empty_frame
-from catalog_nb.client.resources.frames import FIELD_COLUMNS
 from catalog_nb.client.search_frames import SEARCH_COLUMNS, normalize_facets
+from catalog_nb.notebook.facet_search.details import RowDetails
 from catalog_nb.notebook.facet_search.facets import FacetGroup, chip_buttons, facet_options
 from catalog_nb.notebook.facet_search.formatting import grid_rows, search_terms
-from catalog_nb.notebook.facet_search.loading import load_code, put_in_next_cell, run_load_code
-from catalog_nb.notebook.facet_search.notes import no_match_note, tags_html
+from catalog_nb.notebook.facet_search.notes import no_match_note
 from catalog_nb.notebook.facet_search.views import GridHtml, PanelBox, ResultsGrid
 
 __all__ = ["DEFAULT_TOP_N", "SORT_OPTIONS", "FacetSearch"]
@@ -63,7 +62,7 @@ SORT_OPTIONS: tuple[tuple[str, str], ...] = (
 OPEN_FACETS = 3
 
 
-class FacetSearch(traitlets.HasTraits):
+class FacetSearch(RowDetails, traitlets.HasTraits):
     """A facet search panel over one catalog.
 
     Args:
@@ -200,18 +199,6 @@ class FacetSearch(traitlets.HasTraits):
         return self._frame
 
     @property
-    def selected(self) -> pd.DataFrame:
-        """The fields (with statistics) of the resource in the details pane; empty when none."""
-        if self._resource is None:
-            return empty_frame(FIELD_COLUMNS)
-        return self._resource.fields
-
-    @property
-    def selected_resource(self) -> Resource | None:
-        """The :class:`~catalog_nb.client.Resource` in the details pane, or ``None``."""
-        return self._resource
-
-    @property
     def message(self) -> str:
         """The note above the grid ("" when there is none), e.g. why nothing matched."""
         return str(self.grid.message)
@@ -266,19 +253,6 @@ class FacetSearch(traitlets.HasTraits):
             self.page = page
             self._show_page(result)
 
-    def select(self, key: str | None) -> None:
-        """Show the resource ``key`` in the details pane (``None`` clears it)."""
-        with self._guard():
-            if key is None:
-                self._resource = None
-                self.details.value = ""
-            else:
-                resource = self.cat.resource(key)
-                self._resource = resource
-                self.details.value = resource._repr_html_() + tags_html(resource)
-            self.selected_key = key
-        self.load_button.disabled = self._resource is None
-
     def remove_filter(self, facet: str, category: str) -> None:
         """Untick ``category`` of ``facet`` (what the chip's ✕ does) and search again."""
         left = [c for c in self.selections.get(facet, []) if c != category]
@@ -290,29 +264,6 @@ class FacetSearch(traitlets.HasTraits):
         """Untick every facet (what "clear all" does) and search again."""
         self.selections = {}
         self.search()
-
-    def load_code(self) -> str:
-        """pandas code reading the selected resource's data into ``frame``.
-
-        Raises:
-            ValueError: no resource is selected, or its kind of data cannot be read by pandas.
-        """
-        if self._resource is None:
-            raise ValueError("Choose a result first: click a row of the results.")
-        source = self.cat.source(str(self._resource.source))
-        return load_code(self._resource.raw, source)
-
-    def load(self) -> pd.DataFrame:
-        """The selected resource's data as a DataFrame (runs :meth:`load_code`)."""
-        return run_load_code(self.load_code())
-
-    def put_load_code(self) -> str:
-        """Put :meth:`load_code` into the notebook's next cell (what the button does) and
-        return it; outside IPython it is only returned."""
-        code = ""
-        with self._guard():
-            code = put_in_next_cell(self.load_code())
-        return code
 
     # -- facets --------------------------------------------------------------------------------
 
@@ -406,10 +357,6 @@ class FacetSearch(traitlets.HasTraits):
             self.sort_by.value = sort.lstrip("-")
             self.ascending.value = not sort.startswith("-")
         self.search()
-
-    def _on_row(self, change: Any) -> None:
-        if not self._quiet and change["new"] != self.selected_key:
-            self.select(change["new"])
 
     @contextmanager
     def _silence(self) -> Iterator[None]:
