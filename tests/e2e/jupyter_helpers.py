@@ -175,3 +175,12 @@ def tick_facet(panel: Any, facet: str, category: str) -> str:
     count = str(option.locator(".cnb-option-count").inner_text())
     option.locator("input").click()
     return count
+
+
+def assert_labels_whole(panel: Any) -> None:
+    """No button of the panel (BASIC/ADVANCED, chips, facet toggles, paging) shows its label
+    cut off ("ADVANC..."): each shown one is at least as wide as its text."""
+    cut = panel.locator("button").evaluate_all(
+        "buttons => buttons.filter(b => b.clientWidth > 0 && b.scrollWidth > b.clientWidth)"
+        ".map(b => `${b.textContent.trim()}: ${b.scrollWidth} px in ${b.clientWidth}`)")
+    assert not cut, f"labels cut off: {cut}"

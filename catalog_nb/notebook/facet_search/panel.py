@@ -127,7 +127,7 @@ class FacetSearch(RowDetails, traitlets.HasTraits):
                                     value="ADVANCED" if advanced else "BASIC",
                                     tooltips=["all words must match",
                                               "field:value, AND / OR / NOT, quotes, prefix*"],
-                                    style={"button_width": "90px"})
+                                    style={"button_width": "auto"})
         self.sort_by = W.Dropdown(options=list(SORT_OPTIONS), value=sort, description="Sort by",
                                   layout=W.Layout(width="200px"))
         self.ascending = W.Checkbox(value=ascending, description="ascending", indent=False,
