@@ -184,3 +184,16 @@ def assert_labels_whole(panel: Any) -> None:
         "buttons => buttons.filter(b => b.clientWidth > 0 && b.scrollWidth > b.clientWidth)"
         ".map(b => `${b.textContent.trim()}: ${b.scrollWidth} px in ${b.clientWidth}`)")
     assert not cut, f"labels cut off: {cut}"
+
+
+def assert_counts_clear_of_grid(panel: Any, gap: float = 6) -> None:
+    """Every facet count shown ends at least ``gap`` px left of the results grid (they touched
+    its border)."""
+    grid = panel.locator(".cnb-grid").bounding_box()
+    assert grid
+    ends = panel.locator(".cnb-option-count").evaluate_all(
+        "counts => counts.filter(c => c.offsetParent)"
+        ".map(c => [c.textContent, c.getBoundingClientRect().right])")
+    assert ends, "no facet count shown"
+    close = [(text, right) for text, right in ends if right > grid["x"] - gap]
+    assert not close, f"facet counts within {gap} px of the grid at x={grid['x']}: {close}"

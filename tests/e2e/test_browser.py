@@ -30,6 +30,7 @@ from tests.e2e.jupyter_helpers import (
     PAGE_SIZE,
     PANEL,
     JupyterServer,
+    assert_counts_clear_of_grid,
     assert_labels_whole,
     chromium,
     new_page,
@@ -109,6 +110,7 @@ def test_search_with_the_mouse_in_jupyterlab(jupyter: JupyterServer, made_demo: 
         panel.scroll_into_view_if_needed()
         shot(page, "1-after-run-all")
         assert_labels_whole(panel)
+        assert_counts_clear_of_grid(panel)
         cat = _catalog(made_demo)
         try:
             _drive(page, panel, cat)
@@ -198,6 +200,7 @@ def _drive_notebook_7(page: Any, panel: Any, cat: Catalog) -> None:
     panel.scroll_into_view_if_needed()
     shot(page, "nb7-1-after-run-all")
     assert_labels_whole(panel)
+    assert_counts_clear_of_grid(panel)
     # The notebook ticked tables and views from code; "clear all", then tick a facet.
     tables = cat.search(None, facets={"resourceType": ["table", "view"]}).total
     wait_matches(panel, tables)
@@ -230,6 +233,7 @@ def _drive_voila(page: Any, cat: Catalog) -> None:
     panel.scroll_into_view_if_needed()
     shot(page, "voila-1-rendered")
     assert_labels_whole(panel)
+    assert_counts_clear_of_grid(panel)
     # What the notebook's code left: tables and views, largest first, on the grid.
     chosen = {"resourceType": ["table", "view"]}
     expected = cat.search(None, facets=chosen, sort="-rows", page_size=PAGE_SIZE)
