@@ -1,8 +1,10 @@
 """The join picture reads at TPC-H's size and at the demo's: no crossing, no label over
-another, readable text, the legend outside; measured on the drawn matplotlib artists."""
+another (a join whose columns find no room goes unlabelled and the title says so), readable
+text, the legend outside; measured on the drawn matplotlib artists."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -101,14 +103,18 @@ def test_join_picture_has_no_crossing_and_no_label_over_another(name: str) -> No
     names = [t for t in ax.texts if t.get_gid() == "node"]
     columns = [t for t in ax.texts if t.get_gid() == "edge-label"]
     assert len(names) == graph.number_of_nodes()
-    assert len(columns) == nx.Graph(graph).number_of_edges() - nx.number_of_selfloops(graph)
+    # a join whose columns find no free spot by its edge goes unlabelled, counted in the title
+    left_out = re.search(r"no room for the columns of (\d+) joins?", ax.get_title())
+    unlabelled = int(left_out.group(1)) if left_out else 0
+    assert unlabelled <= 1
+    assert len(columns) + unlabelled == (nx.Graph(graph).number_of_edges()
+                                         - nx.number_of_selfloops(graph))
     assert edge_crossings(ax) == 0
     renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]
     boxes = [t.get_bbox_patch().get_window_extent(renderer) for t in names]  # type: ignore[union-attr]
     assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.overlaps(b)]
-    # an edge's columns may still touch a neighbour's in a crowded corner: at most two
     overlaps = label_overlaps(ax)
-    assert overlaps <= 2
+    assert overlaps == 0
     assert min(float(t.get_fontsize()) for t in names) >= 9
     assert smallest_font(ax) >= 8
     legend = ax.get_legend()

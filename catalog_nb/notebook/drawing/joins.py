@@ -76,12 +76,13 @@ def draw_join_graph(
         pos,
         nodelist=nodes,
         ax=ax,
-        node_size=380,
+        node_size=60,  # hidden under the name's box: the box is the node
         edgecolors="white",
         node_color=[colours[shown.nodes[n].get("source") or "?"] for n in nodes],
     )
     collection.set_gid("nodes")
     cardinalities: set[str] = set()
+    unlabelled = 0
     edges = list(shown.edges(data=True))
     if edges:
         edge_colours = []
@@ -101,7 +102,8 @@ def draw_join_graph(
             alpha=0.8,
         )
         if edge_labels:
-            _edge_labels(ax, pos, edges, _label_boxes(labels))
+            spots, unlabelled = _label_spots(pos, edges, _label_boxes(labels), _inches(ax))
+            _edge_labels(ax, spots)
     for n in nodes:
         # a table is its name: the label sits on the node, framed in its source's colour,
         # so no label hangs over a neighbour's edges
@@ -123,7 +125,11 @@ def draw_join_graph(
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=LEGEND_SIZE)
     ax.set_axis_off()
     ax.margins(*_MARGINS)  # room for the labels of the outermost nodes
-    ax.set_title(_join_title(graph, len(nodes), merged, hidden), fontsize=TITLE_SIZE)
+    title = _join_title(graph, len(nodes), merged, hidden)
+    if unlabelled:
+        joins = "join" if unlabelled == 1 else "joins"
+        title += f"\n(no room for the columns of {unlabelled} {joins}: cat.join_conditions())"
+    ax.set_title(title, fontsize=TITLE_SIZE)
     return ax
 
 
@@ -137,12 +143,86 @@ def _placed(shown: nx.Graph, labels: dict[Any, str], area: tuple[float, float],
               for n in shown} if edge_labels else dict.fromkeys(shown, 0.0)
     start = lay.component_layout(shown)
     pos: dict[Any, tuple[float, float]] = {}
+    room = boxes
     for share in (1.0, 0.75, 0.5, 0.25, 0.0):
         room = {n: (w + share * max(_ROOM[0], widest[n] / 2), h + share * _ROOM[1])
                 for n, (w, h) in boxes.items()}
         pos = lay.separate_boxes(start, room, area, margin=_MARGINS)
         if not _crowded(pos, boxes, area):
             break
+    moved = _off_the_edges(shown, dict(pos), boxes, room, area)
+    edges = list(shown.edges(data=True)) if edge_labels else []
+
+    def flaws(placed: dict[Any, tuple[float, float]]) -> tuple[int, int]:
+        # crossings first; then labels over one another and names under an edge
+        covered = _label_spots(placed, edges, boxes, area)[1] if edges else 0
+        return lay.crossings(shown, placed), covered + _struck(shown, placed, boxes, area)
+
+    return min((pos, moved), key=flaws)
+
+
+def _struck(shown: nx.Graph, pos: dict[Any, tuple[float, float]],
+            boxes: dict[Any, tuple[float, float]], area: tuple[float, float]) -> int:
+    """(edge, name) pairs where the edge runs through a third resource's name."""
+    scale = _scale(pos, area)
+    count = 0
+    for u, v in shown.edges():
+        a, b = np.asarray(pos[u]) * scale, np.asarray(pos[v]) * scale
+        count += sum(1 for node in shown if node not in (u, v) and _hits(
+            a, b, np.asarray(pos[node]) * scale, np.asarray(boxes[node]) / 2))
+    return count
+
+
+def _hits(a: np.ndarray, b: np.ndarray, centre: np.ndarray, half: np.ndarray) -> bool:
+    """Whether the segment from ``a`` to ``b`` passes through the box (Liang-Barsky)."""
+    step = b - a
+    enter, leave = 0.0, 1.0
+    for axis in (0, 1):
+        low, high = centre[axis] - half[axis], centre[axis] + half[axis]
+        if abs(step[axis]) < 1e-12:
+            if not low < a[axis] < high:
+                return False
+            continue
+        first, second = (low - a[axis]) / step[axis], (high - a[axis]) / step[axis]
+        enter, leave = max(enter, min(first, second)), min(leave, max(first, second))
+    return enter < leave
+
+
+def _off_the_edges(shown: nx.Graph, pos: dict[Any, tuple[float, float]],
+                   boxes: dict[Any, tuple[float, float]], room: dict[Any, tuple[float, float]],
+                   area: tuple[float, float], rounds: int = 40) -> dict[Any, tuple[float, float]]:
+    """Positions where no edge runs through a third resource's name: a name an edge strikes
+    is moved across the edge's line to clear it (on the side it already lies), then the names
+    are separated again; a few rounds, as a move can bring a name onto another edge. A round
+    that would make edges cross is undone, and the moves stop there: a crossing reads worse
+    than an edge passing behind a name."""
+    edges = [(u, v) for u, v in shown.edges() if u != v]
+    crossed = lay.crossings(shown, pos)
+    for _ in range(rounds):
+        before = dict(pos)
+        scale = _scale(pos, area)
+        moved = False
+        for u, v in edges:
+            a, b = np.asarray(pos[u]) * scale, np.asarray(pos[v]) * scale
+            length = float(np.linalg.norm(b - a))
+            if length == 0:
+                continue
+            normal = np.array([-(b - a)[1], (b - a)[0]]) / length
+            for node in shown:
+                centre, half = np.asarray(pos[node]) * scale, np.asarray(boxes[node]) / 2
+                if node in (u, v) or not _hits(a, b, centre, half):
+                    continue
+                offset = float(np.dot(centre - a, normal))
+                side = 1.0 if offset >= 0 else -1.0
+                needed = float(np.abs(normal) @ half) + 0.06  # the box's reach across the line
+                shift = normal * side * (needed - abs(offset))
+                pos[node] = tuple(float(c) for c in (centre + shift) / scale)  # type: ignore[assignment]
+                moved = True
+        if not moved:
+            break
+        pos = lay.separate_boxes(pos, room, area, margin=_MARGINS)
+        if lay.crossings(shown, pos) > crossed:
+            return before
     return pos
 
 
@@ -180,27 +260,35 @@ def _label_boxes(labels: dict[Any, str]) -> dict[Any, tuple[float, float]]:
 
 
 #: Where along its edge a label may sit (shares of the edge, from one end), middle first.
-_ALONG = tuple(np.linspace(0.15, 0.85, 15))
+_ALONG = tuple(np.linspace(0.12, 0.88, 20))
 #: How far beside its edge a label may sit, in label heights.
-_ACROSS = (0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0)
+_ACROSS = (0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0, 2.5, -2.5, 3.0, -3.0)
 
 
-def _edge_labels(ax: Axes, pos: dict[Any, tuple[float, float]],
-                 edges: list[tuple[Any, Any, dict[str, Any]]],
-                 boxes: dict[Any, tuple[float, float]]) -> None:
-    """Each edge's columns on the edge: at its middle, or slid along it to the first spot
-    where the label covers neither a node's label (``boxes``, inches) nor another edge's."""
+def _scale(pos: dict[Any, tuple[float, float]], area: tuple[float, float]) -> np.ndarray:
+    """Inches per data unit along x and y, as :func:`~.layout.separate_boxes` reckons them."""
     points = np.array(list(pos.values()), dtype=float)
     span = np.ptp(points, axis=0)
     span[span == 0] = 1.0
-    # inches per data unit, as separate_boxes reckons them
-    scale = np.asarray(_inches(ax)) / (span * (1 + 2 * np.asarray(_MARGINS)))
+    return np.asarray(area, dtype=float) / (span * (1 + 2 * np.asarray(_MARGINS)))
+
+
+def _label_spots(pos: dict[Any, tuple[float, float]],
+                 edges: list[tuple[Any, Any, dict[str, Any]]],
+                 boxes: dict[Any, tuple[float, float]],
+                 area: tuple[float, float]) -> tuple[list[tuple[np.ndarray, str]], int]:
+    """Where each edge's columns go: at its middle, or slid along it (or beside it) to the
+    spot nearest the middle where the label covers neither a name (``boxes``, inches) nor
+    another edge's label; and how many labels found no such spot (left out)."""
+    scale = _scale(pos, area)
     taken = [(np.asarray(pos[n]) * scale, np.asarray(size)) for n, size in boxes.items()]
 
-    def free(centre: np.ndarray, size: np.ndarray) -> int:
+    def covers(centre: np.ndarray, size: np.ndarray) -> int:
         return sum(1 for other, extent in taken
                    if (np.abs(centre - other) < (size + extent) / 2).all())
 
+    spots: list[tuple[np.ndarray, str]] = []
+    covered = 0
     for u, v, attrs in edges:
         text = _edge_text(attrs)
         if not text:
@@ -211,12 +299,23 @@ def _edge_labels(ax: Axes, pos: dict[Any, tuple[float, float]],
         # an edge too short to carry its label gets it beside, across the edge
         across = np.array([-(end - start)[1], (end - start)[0]]) * scale
         unit = across / (float(np.linalg.norm(across)) or 1.0) * (size[1] + 0.08) / scale
-        spots = [start + (end - start) * share + unit * step for share in _ALONG
-                 for step in _ACROSS]
+        candidates = [start + (end - start) * share + unit * step for share in _ALONG
+                      for step in _ACROSS]
         # the free spot nearest the middle; where none is free, the least covered
-        spot = min(spots, key=lambda p: (free(p * scale, size),
-                                         float(np.linalg.norm((p - middle) * scale))))
+        spot = min(candidates, key=lambda p: (covers(p * scale, size),
+                                              float(np.linalg.norm((p - middle) * scale))))
+        if covers(spot * scale, size):
+            # no room by its edge: a label over another reads as neither; the title counts it
+            covered += 1
+            continue
         taken.append((spot * scale, size))
+        spots.append((spot, text))
+    return spots, covered
+
+
+def _edge_labels(ax: Axes, spots: list[tuple[np.ndarray, str]]) -> None:
+    """Each edge's columns at its spot (:func:`_label_spots`), on a white ground."""
+    for spot, text in spots:
         ax.text(float(spot[0]), float(spot[1]), text, fontsize=_EDGE_SIZE, color="#333333",
                 ha="center", va="center", zorder=4, gid="edge-label",
                 bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none",

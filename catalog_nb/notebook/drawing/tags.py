@@ -36,11 +36,18 @@ COVERAGE_LEVELS = ("source", "resource", "domain", "tag")
 
 
 def draw_tag_coverage(
-    coverage: pd.DataFrame, ax: Axes | None = None, level: str = "source", max_bars: int = 30
+    coverage: pd.DataFrame, ax: Axes | None = None, level: str = "source", max_bars: int = 30,
+    suggested: pd.DataFrame | None = None,
 ) -> Axes:
     """Horizontal bars of the tagged share of fields and of resources at one ``level`` of
     :meth:`Catalog.tag_coverage` (``source``, ``resource``, ``domain`` or ``tag``; resource
     rows get the field share only).
+
+    With ``suggested`` (the coverage counting suggested tags too,
+    ``cat.tag_coverage(states=["ACCEPTED", "SUGGESTED"])``), each row shows the fields tagged
+    by accepted tags beside the fields that would be tagged were the suggestions accepted: on a
+    catalog nobody has reviewed yet, the accepted bars are all empty and the suggestions say
+    what discovery found.
 
     Beyond ``max_bars`` rows, the rows with the most fields are drawn and the rest summed into
     one "N others" bar (their pooled shares).
@@ -48,6 +55,8 @@ def draw_tag_coverage(
     Example::
 
         draw_tag_coverage(cat.tag_coverage(), level="resource", max_bars=20)
+        draw_tag_coverage(cat.tag_coverage(), suggested=cat.tag_coverage(
+            states=["ACCEPTED", "SUGGESTED"]))
     """
     if level not in COVERAGE_LEVELS:
         raise ValueError(f"level must be one of {', '.join(COVERAGE_LEVELS)}, not {level!r}")
@@ -69,11 +78,17 @@ def draw_tag_coverage(
             "tagged_resources": rows["tagged_resources"].fillna(0).astype(int).tolist(),
         }
     )
+    if suggested is not None:
+        more = suggested[suggested["level"] == level]
+        could = dict(zip(more["name"].astype("string").fillna("?").map(lay.short),
+                         more["tagged_fields"].fillna(0).astype(int), strict=True))
+        table["suggested_fields"] = [max(could.get(n, t), t) for n, t in
+                                     zip(table["name"], table["tagged_fields"], strict=True)]
     note = ""
     if len(table) > max_bars:
         table = table.sort_values(["fields", "name"], ascending=[False, True])
         head, rest = table.iloc[: max_bars - 1], table.iloc[max_bars - 1 :]
-        pooled = rest[["fields", "tagged_fields", "resources", "tagged_resources"]].sum()
+        pooled = rest.drop(columns="name").sum()
         table = pd.concat([head, pd.DataFrame([{"name": f"{len(rest)} others", **pooled}])])
         note = f" ({len(rows)} {level}s, {len(rest)} pooled)"
 
@@ -82,22 +97,31 @@ def draw_tag_coverage(
 
     table["share"] = ratio(table["tagged_fields"], table["fields"])
     table["resource_share"] = ratio(table["tagged_resources"], table["resources"])
-    table = table.sort_values(["share", "name"], ascending=[True, False]).reset_index(drop=True)
+    if suggested is not None:
+        # the second bar is the share with suggestions: what reviewing them would give
+        table["resource_share"] = ratio(table["suggested_fields"], table["fields"])
+    order = ["share", "resource_share", "name"]
+    table = table.sort_values(order, ascending=[True, True, False]).reset_index(drop=True)
     y = np.arange(len(table))
     # one resource is tagged or not: its resource share says nothing a bar should show
-    both = level != "resource"
+    both = level != "resource" or suggested is not None
     height = 0.4 if both else 0.7
     offset = height / 2 if both else 0.0
-    ax.barh(y + offset, table["share"], height, color="#4C72B0", label="fields tagged")
+    labels = (("fields tagged (accepted)", "fields tagged counting suggestions")
+              if suggested is not None else ("fields tagged", "resources tagged"))
+    ax.barh(y + offset, table["share"], height, color="#4C72B0", label=labels[0])
     if both:
-        ax.barh(
-            y - offset, table["resource_share"], height, color="#DD8452", label="resources tagged"
-        )
+        ax.barh(y - offset, table["resource_share"], height,
+                color="#9ecae1" if suggested is not None else "#DD8452", label=labels[1])
     texts = [f"{share:.0%} of {fields}" for share, fields in zip(table["share"],
                                                                    table["fields"], strict=True)]
     for i, (share, text) in enumerate(zip(table["share"], texts, strict=True)):
         ax.text(min(float(share), 1.0) + 0.01, i + offset, text, va="center",
                 fontsize=TEXT_SIZE)
+    if suggested is not None:
+        for i, share in enumerate(table["resource_share"]):
+            ax.text(min(float(share), 1.0) + 0.01, i - offset, f"{share:.0%}", va="center",
+                    fontsize=TEXT_SIZE, color="#333333")
     ax.set_yticks(y)
     ax.set_yticklabels(table["name"], fontsize=TEXT_SIZE)
     ax.tick_params(axis="x", labelsize=TEXT_SIZE)

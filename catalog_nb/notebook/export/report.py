@@ -15,15 +15,15 @@ import importlib
 import io
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from catalog_nb.notebook.export.cells import atomic_path, check_writable
+from catalog_nb.notebook.export.report_charts import SEVERITY_COLOURS, findings_chart, states_chart
 from catalog_nb.notebook.export.report_sections import (
-    AUDIT_TITLES,
     coverage_note,
     coverage_table,
     finding_groups,
@@ -31,88 +31,55 @@ from catalog_nb.notebook.export.report_sections import (
 )
 from catalog_nb.snapshot.files import reports_import
 
-__all__ = ["Section", "render_report", "write_report"]
+__all__ = ["Section", "render_report", "report_pictures", "write_report"]
 
 #: Rows of findings listed in the report (all are counted in the summary).
 MAX_FINDINGS = 500
-_SEVERITY_COLOURS = {"high": "#c0392b", "medium": "#e67e22", "low": "#f1c40f", "info": "#7f8c8d"}
 
 
 @dataclass
 class Section:
-    """One picture of the report: its PNG (base64) or why it is unavailable."""
+    """One picture of the report: its PNG (base64) or why it is unavailable, and the drawn
+    matplotlib figure (what :mod:`tests.benchmarks.report_readability` measures)."""
 
     title: str
     png: str | None = None
     unavailable: str | None = None
+    figure: Any = field(default=None, repr=False)
 
 
-def _png(draw: Callable[[Any], Any], size: tuple[float, float] = (8, 4.5)) -> str:
+#: Where a graph picture's axes sit in its figure (shares): room on the right for the legend.
+_GRAPH_BOX = {"left": 0.02, "right": 0.8, "bottom": 0.07, "top": 0.9}
+
+
+def _png(draw: Callable[[Any], Any], size: tuple[float, float] = (8, 4.5),
+         graph: bool = False) -> tuple[str, Any]:
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=size, dpi=100)
+    if graph:
+        # a graph is laid out for the axes it is drawn on: the axes are placed first, and
+        # never shrunk afterwards (tight_layout would squeeze names into one another)
+        figure.subplots_adjust(**_GRAPH_BOX)
     axes = figure.add_subplot()
     draw(axes)
-    figure.tight_layout()
+    if not graph:
+        figure.tight_layout()
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    # "tight" crops (or widens) the picture to what was drawn, without rescaling it
+    figure.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.15)
+    return base64.b64encode(buffer.getvalue()).decode("ascii"), figure
 
 
-def _picture(title: str, draw: Callable[[Any], Any], size: tuple[float, float] = (8, 4.5)) -> (
-    Section
-):
+def _picture(title: str, draw: Callable[[Any], Any], size: tuple[float, float] = (8, 4.5),
+             graph: bool = False) -> Section:
     try:
-        return Section(title, png=_png(draw, size))
+        png, figure = _png(draw, size, graph)
+        return Section(title, png=png, figure=figure)
     except ImportError as exc:
         return Section(title, unavailable=f"the drawing helpers are not available ({exc})")
     except Exception as exc:  # noqa: BLE001 - one picture failing must not lose the report
         return Section(title, unavailable=f"it could not be drawn: {type(exc).__name__}: {exc}")
-
-
-def _findings_chart(findings: pd.DataFrame) -> Callable[[Any], Any]:
-    def draw(ax: Any) -> Any:
-        if findings.empty:
-            ax.text(0.5, 0.5, "no findings", ha="center", va="center")
-            ax.set_axis_off()
-            return ax
-        table = findings.groupby(["audit", "severity"]).size().unstack(fill_value=0)
-        order = [s for s in _SEVERITY_COLOURS if s in table.columns]
-        labels = [AUDIT_TITLES.get(str(a), str(a)) for a in table.index]
-        left = pd.Series(0, index=table.index)
-        for severity in order:
-            ax.barh(labels, table[severity], left=left, label=severity,
-                    color=_SEVERITY_COLOURS[severity])
-            left = left + table[severity]
-        for y, total in enumerate(left):
-            ax.text(total, y, f" {int(total)}", va="center", fontsize=10)
-        # room for the totals at the bars' ends; the legend outside the bars, above them
-        ax.set_xlim(0, max(float(left.max()), 1) * 1.15)
-        ax.set_xlabel("findings", fontsize=10)
-        ax.tick_params(labelsize=10)
-        ax.legend(loc="lower left", bbox_to_anchor=(0, 1.01), ncol=len(order), frameon=False,
-                  fontsize=10)
-        ax.invert_yaxis()
-        return ax
-
-    return draw
-
-
-def _states_chart(associations: pd.DataFrame) -> Callable[[Any], Any]:
-    def draw(ax: Any) -> Any:
-        if associations.empty:
-            ax.text(0.5, 0.5, "no tag associations", ha="center", va="center")
-            ax.set_axis_off()
-            return ax
-        table = associations.groupby(["source", "state"]).size().unstack(fill_value=0)
-        table.plot.bar(ax=ax, stacked=True, rot=0)
-        ax.set_ylabel("associations", fontsize=10)
-        ax.set_xlabel("")
-        ax.set_ylim(0, max(float(table.sum(axis=1).max()), 1) * 1.1)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=10)
-        return ax
-
-    return draw
 
 
 def _coverage_from_frames(frames: Mapping[str, pd.DataFrame],
@@ -172,7 +139,7 @@ def _graph_picture(source: Any, title: str, *, method: str, drawing: str, holds:
         return Section(title, unavailable=f"the {read} could not be read: {exc}")
     if empty(graph):
         return Section(title, unavailable=why_empty)
-    return _picture(title, lambda ax: draw(graph, ax=ax), size=size)
+    return _picture(title, lambda ax: draw(graph, ax=ax), size=size, graph=True)
 
 
 def _lineage(source: Any) -> Section:
@@ -190,7 +157,8 @@ def _joins(source: Any) -> Section:
         size=(10, 7))
 
 
-def _coverage_picture(coverage: pd.DataFrame | None, reason: str | None) -> Section:
+def _coverage_picture(coverage: pd.DataFrame | None, suggested: pd.DataFrame | None,
+                      reason: str | None) -> Section:
     title = "Tag coverage by data source"
     if coverage is None:
         return Section(title, unavailable=reason)
@@ -198,7 +166,10 @@ def _coverage_picture(coverage: pd.DataFrame | None, reason: str | None) -> Sect
         from catalog_nb.notebook.drawing import draw_tag_coverage
     except ImportError as exc:
         return Section(title, unavailable=f"the coverage chart is not available ({exc})")
-    return _picture(title, lambda ax: draw_tag_coverage(coverage, ax=ax, level="source"))
+    sources = int((coverage["level"] == "source").sum())
+    return _picture(title, lambda ax: draw_tag_coverage(coverage, ax=ax, level="source",
+                                                        suggested=suggested),
+                    size=(8, 1.8 + 0.7 * min(sources, 30)))
 
 
 def _summary(frames: Mapping[str, pd.DataFrame], findings: pd.DataFrame) -> list[tuple[str, Any]]:
@@ -217,9 +188,34 @@ def _summary(frames: Mapping[str, pd.DataFrame], findings: pd.DataFrame) -> list
     ]
     for state in ("ACCEPTED", "SUGGESTED", "REJECTED"):
         figures.append((f"{state.title()} tags", int((assoc["state"] == state).sum())))
-    for severity in _SEVERITY_COLOURS:
+    for severity in SEVERITY_COLOURS:
         figures.append((f"Findings: {severity}", int((findings["severity"] == severity).sum())))
     return figures
+
+
+def report_pictures(
+    source: Any,
+    frames: Mapping[str, pd.DataFrame],
+    findings: pd.DataFrame,
+    coverage: tuple[pd.DataFrame | None, pd.DataFrame | None, str | None] | None = None,
+) -> dict[str, Section]:
+    """The report's pictures, drawn: ``findings`` and ``states`` (the summary's charts),
+    ``coverage``, ``lineage`` and ``joins``; ``coverage`` is the accepted coverage, the
+    coverage with suggestions and why there is none, when already computed."""
+    if coverage is None:
+        accepted, reason = _coverage(source, frames)
+        coverage = (accepted, _coverage(source, frames, ("ACCEPTED", "SUGGESTED"))[0], reason)
+    associations = frames["associations"]
+    return {
+        "findings": _picture("Audit findings by audit and severity", findings_chart(findings),
+                             size=(8, 1.6 + 0.45 * max(findings["audit"].nunique(), 1))),
+        "states": _picture("Tag associations by data source and state",
+                           states_chart(associations),
+                           size=(8, 1.6 + 0.45 * max(associations["source"].nunique(), 1))),
+        "coverage": _coverage_picture(*coverage),
+        "lineage": _lineage(source),
+        "joins": _joins(source),
+    }
 
 
 def render_report(
@@ -243,6 +239,7 @@ def render_report(
         with_suggested = coverage if suggested is None else suggested
         coverage_rows = coverage_table(coverage, with_suggested)
         note = coverage_note(frames["associations"], coverage, with_suggested)
+    pictures = report_pictures(source, frames, findings, (coverage, suggested, reason))
     resources, left_out = inventory(frames)
     taken = getattr(source, "taken_at", None)
     origin = getattr(source, "url", None) or ""
@@ -252,22 +249,18 @@ def render_report(
         snapshot_time=None if taken is None else f"{taken:%Y-%m-%d %H:%M} UTC",
         generated=f"{pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC",
         figures=_summary(frames, findings),
-        charts=[
-            _picture("Audit findings by audit and severity", _findings_chart(findings)),
-            _picture("Tag associations by data source and state",
-                     _states_chart(frames["associations"])),
-        ],
+        charts=[pictures["findings"], pictures["states"]],
         finding_groups=finding_groups(findings, MAX_FINDINGS),
         findings_total=len(findings),
         findings_cut=len(findings) > MAX_FINDINGS,
         max_findings=MAX_FINDINGS,
-        coverage=_coverage_picture(coverage, reason),
+        coverage=pictures["coverage"],
         coverage_rows=coverage_rows,
         coverage_note=note,
         inventory=resources,
         inventory_left_out=left_out,
-        lineage=_lineage(source),
-        joins=_joins(source),
+        lineage=pictures["lineage"],
+        joins=pictures["joins"],
     ))
 
 

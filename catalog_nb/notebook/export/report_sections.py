@@ -79,8 +79,13 @@ def finding_groups(findings: pd.DataFrame, listed: int) -> list[FindingGroup]:
         group.total += 1
         if budget > 0:
             budget -= 1
-            group.rows.append((_text(row["severity"]), _text(row["object_type"]),
-                               _text(row["object"]), _text(row["detail"])))
+            thing, detail = _text(row["object"]), _text(row["detail"])
+            # the detail starts with the object it is about, which its own column shows
+            if thing and detail.startswith(thing + " "):
+                detail = detail[len(thing) + 1:]
+                detail = detail[:1].upper() + detail[1:]
+            group.rows.append((_text(row["severity"]), _text(row["object_type"]), thing,
+                               detail))
     for audit, group in groups.items():
         severities = findings.loc[findings["audit"] == audit, "severity"].value_counts()
         group.severities = [(s, int(severities[s])) for s in _SEVERITIES if s in severities]
@@ -173,7 +178,9 @@ def _tags_by_place(associations: pd.DataFrame) -> dict[tuple[str, str], list[tup
 
 
 def _facts(resource: Mapping[Any, Any], fields: int) -> str:
-    parts = [_text(resource.get("format")) or _text(resource.get("type"))]
+    # the kind is shown before the facts: the format only when it says more (csv, parquet)
+    form = _text(resource.get("format"))
+    parts = [form if form != _text(resource.get("type")) else ""]
     rows, size = resource.get("rows"), resource.get("size")
     if rows is not None and not pd.isna(rows):
         parts.append(f"{int(rows):,} rows")
