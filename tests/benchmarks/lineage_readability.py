@@ -6,7 +6,8 @@ Measures, on the real matplotlib artists of each picture (``fig.canvas.draw()`` 
 
 * **crossings**: points where two edges drawn cross (edges sharing a resource never count);
 * **struck labels**: pairs of an edge and a resource's name whose box it passes through (the
-  boxes an edge starts or ends in do not count).
+  boxes an edge starts or ends in do not count);
+* the names' smallest font, and the figure's size (a graph too big for it at 8 pt grows it).
 
 *Before* is the picture as drawn until issue 18 (one barycentre sweep, straight edges, names
 under the nodes), rebuilt here as the anchor; *after* is :func:`draw_lineage`. Both are drawn
@@ -204,8 +205,11 @@ def measure(name: str, graph: nx.DiGraph, out: Path) -> None:
         draw(graph, ax=ax)
         fig.canvas.draw()
         struck = struck_labels(ax)
+        smallest = min(float(t.get_fontsize()) for t in ax.texts if t.get_gid() == "node")
+        inches = "x".join(f"{v:g}" for v in fig.get_size_inches().round(1))
         print(f"  {label:<6}  {drawn_crossings(ax):>4} crossings  {len(struck):>4} struck labels"
-              f"  ({len({n for _, n in struck})} names struck)")
+              f"  ({len({n for _, n in struck})} names struck), names at {smallest:.1f} pt"
+              f" on {inches} in")
         path = out / f"lineage-{name}-{label}.png"
         fig.savefig(path, dpi=100, bbox_inches="tight")
         plt.close(fig)

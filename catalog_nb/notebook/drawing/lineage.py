@@ -48,8 +48,9 @@ def draw_lineage(graph: nx.DiGraph, ax: Axes | None = None, max_nodes: int = 60)
     (:mod:`~catalog_nb.notebook.drawing.layered`), and edges run between the boxes, never
     through a name: an edge spanning several columns passes each column between two boxes.
     Beyond ``max_nodes`` nodes, each column's resources are grouped per data source (then per
-    column) into one node labelled with their count. The legend, outside the drawing, lists
-    the lineage types, resource types and groups.
+    column) into one node labelled with their count. Names are 9 pt, 8 pt where space is
+    short, never less: a graph too big for the axes at 8 pt grows its figure instead. The
+    legend, outside the drawing, lists the lineage types, resource types and groups.
 
     Example::
 
@@ -63,6 +64,8 @@ def draw_lineage(graph: nx.DiGraph, ax: Axes | None = None, max_nodes: int = 60)
     root = graph.graph.get("root")
     labels = {n: lay.node_label(shown.nodes[n], n) for n in shown}
     drawing = routes.route(shown, layers, labels, _inches(ax))
+    if _grown(ax, drawing.needed):
+        drawing = routes.route(shown, layers, labels, _inches(ax))
     kinds = _draw_boxes(ax, shown, drawing, labels, root)
     types_seen = _draw_edges(ax, shown, drawing)
     ax.set_xlim(*drawing.xlim)
@@ -73,6 +76,20 @@ def draw_lineage(graph: nx.DiGraph, ax: Axes | None = None, max_nodes: int = 60)
     ax.set_title(f"Lineage of {name}{title_note}" if name else f"Lineage{title_note}",
                  fontsize=TITLE_SIZE)
     return ax
+
+
+def _grown(ax: Axes, needed: tuple[float, float]) -> bool:
+    """Grow the figure until the axes are ``needed`` inches (names are never shrunk under
+    :data:`~.routes.MIN_FONT`: a big graph makes a bigger picture); whether it grew."""
+    have = _inches(ax)
+    if needed[0] <= have[0] * 1.01 and needed[1] <= have[1] * 1.01:
+        return False
+    figure = ax.get_figure(root=True)
+    width, height = figure.get_size_inches()  # type: ignore[union-attr]
+    box = ax.get_position()
+    figure.set_size_inches(max(width, needed[0] / box.width * 1.02),  # type: ignore[union-attr]
+                           max(height, needed[1] / box.height * 1.02))
+    return True
 
 
 def _lineage_shown(

@@ -9,7 +9,8 @@ enters its other box sideways. Boxes only lie inside bands and level runs only p
 boxes, so no edge crosses a box but its own two.
 
 Sizes are reckoned in points from the text's outline (matplotlib's ``TextToPath``, no
-renderer needed), at 9 pt, shrunk (down to 6 pt) when the picture does not fit the axes.
+renderer needed), at 9 pt, shrunk (down to 8 pt) when the picture does not fit the axes; below
+that, :attr:`Routed.needed` says how big the axes must be (the picture grows its figure).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ __all__ = ["LINE_SPACING", "PAD", "Routed", "route", "text_box"]
 PAD = 0.3
 #: Distance between the baselines of a multi-line name, in font sizes.
 LINE_SPACING = 1.2
-#: Smallest font the picture shrinks to before it overflows its axes.
-MIN_FONT = 6.0
+#: Smallest font the picture shrinks to; a bigger graph needs bigger axes.
+MIN_FONT = 8.0
 # In font sizes: the level run between a box and its band's edge, the space between two boxes
 # of a column, the height an edge passing a column keeps clear, the least gap between two
 # bands, and the margin around the drawing.
@@ -44,7 +45,8 @@ _SLACK = 1.08
 @dataclass
 class Routed:
     """Where to draw: box centres (x is the column), each edge's points from its upstream to
-    its downstream end, the axes limits, and the font size."""
+    its downstream end, the axes limits, the font size, and the axes' size (inches) the
+    drawing needs at that font (more than it was given when the graph is too big)."""
 
     centres: dict[Hashable, tuple[float, float]]
     paths: dict[tuple[Hashable, Hashable], list[tuple[float, float]]]
@@ -52,6 +54,7 @@ class Routed:
     ylim: tuple[float, float]
     font_size: float
     boxes: dict[Hashable, tuple[float, float]] = field(default_factory=dict)
+    needed: tuple[float, float] = (0.0, 0.0)
 
 
 @lru_cache(maxsize=4096)
@@ -128,4 +131,5 @@ def route(
         ylim=(centre - span / 2, centre + span / 2),
         font_size=round(font, 2),
         boxes={node: (w * font, h * font) for node, (w, h) in sizes.items()},
+        needed=(needed * font / 72.0, (top - bottom) * font / 72.0),
     )
