@@ -26,7 +26,9 @@ runs) into ``--out`` and measures every picture of it as drawn
 The anchor of each graph, drawn in the same run on the same graph: the join picture as issue 18
 found it (every condition on a circle, :func:`.join_graph_readability.draw_circle`) and the
 lineage picture before the layered layout (:func:`.lineage_readability.draw_before`). Targets:
-0 overlaps, 0 struck names, fonts >= 8 pt; each line says "met" or "NOT met".
+0 overlaps, 0 struck names, fonts >= 8 pt; each line says "met" or "NOT met". The sections
+are checked too: the inventory lists every resource (collection members folded) with its
+fields, coverage shows accepted beside "with suggestions", the five pictures are there.
 
 ``--keep DIR`` builds the catalogs in ``DIR`` and reuses them on the next run (profiling is
 most of the time); ``--screenshot`` also renders each report with headless Chromium
@@ -197,9 +199,39 @@ def measure(name: str, cat: Catalog, out: Path, screenshot: bool) -> bool:
         print(f"{_line('report', after)}  0 overlaps, 0 struck, >= {MIN_FONT:g} pt: "
               f"{'met' if met else 'NOT met'}")
         section.figure.savefig(out / f"{name}-{key}.png", dpi=100, bbox_inches="tight")
+    met_all &= check_sections(html, cat)
     if screenshot:
         _screenshot(html)
     return met_all
+
+
+def check_sections(html: Path, cat: Catalog) -> bool:
+    """Print whether the report's sections say what the catalog holds: every resource that is
+    not a collection member in the inventory with its fields, coverage accepted beside 'with
+    suggestions' and the sentence why, the five pictures present; True when they do."""
+    from bs4 import BeautifulSoup
+
+    text = html.read_text(encoding="utf-8")
+    page = BeautifulSoup(text, "html.parser")
+    listed = {d.summary.select_one(".path").get_text(): len(d.select("tbody tr"))
+              for d in page.select("details.resource")}
+    resources = cat.resources()
+    members = {p for p in resources["path"] if any(
+        p.startswith(c.rstrip("/") + "/") for c in resources.loc[resources["type"] ==
+                                                                 "collection", "path"])}
+    fields = cat.fields(limit=100_000).groupby(["resource_path"]).size()
+    wanted = {p: int(fields.get(p, 0)) for p in resources["path"] if p not in members}
+    heads = [th.get_text() for th in page.select("table.coverage thead tr")[1].find_all("th")]
+    checks = {
+        "inventory lists every resource with its fields": listed == wanted,
+        "coverage: accepted beside with suggestions, and why": heads == [
+            "accepted", "with suggestions", "accepted", "with suggestions"]
+        and page.select_one("#coverage-note") is not None,
+        "five pictures": text.count("data:image/png;base64,") == 5,
+    }
+    for label, ok in checks.items():
+        print(f"  {label}: {'met' if ok else 'NOT met'}")
+    return all(checks.values())
 
 
 def _screenshot(html: Path) -> None:
