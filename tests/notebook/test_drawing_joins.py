@@ -144,3 +144,63 @@ def test_edge_labels_sit_by_an_edge() -> None:
 def _along(segment: Any) -> list[Any]:
     start, end = np.asarray(segment[0], float), np.asarray(segment[-1], float)
     return [start + (end - start) * k / 20 for k in range(21)]
+
+
+#: Two query views over TPC-H's tables: (view, the tables it reads, the joins found on it as
+#: (its columns, key table, key columns)).
+VIEWS = [
+    ("q03", ["customer", "orders", "lineitem"],
+     [(["l_orderkey"], "orders", ["o_orderkey"]), (["c_custkey"], "customer", ["c_custkey"])]),
+    ("q10", ["customer", "orders", "nation"],
+     [(["c_custkey"], "customer", ["c_custkey"]), (["n_nationkey"], "nation", ["n_nationkey"]),
+      (["o_orderkey"], "orders", ["o_orderkey"])]),
+]
+
+
+def _with_views() -> tuple[nx.Graph, nx.DiGraph]:
+    records = [condition(f"{a}-{b}", (a, "tpch", f"tpch.{a}"), acols, (b, "tpch", f"tpch.{b}"),
+                         bcols, "1:N", 0.99) for a, acols, b, bcols in TPCH]
+    lineage = nx.DiGraph()
+    lineage.add_nodes_from({t for a, _, b, _ in TPCH for t in (a, b)}, resource_type="table")
+    for view, reads, joins in VIEWS:
+        lineage.add_node(view, resource_type="view")
+        lineage.add_edges_from(((table, view) for table in reads), lineage_type="FACTUAL",
+                               evidence={})
+        records += [condition(f"{view}-{key}", (key, "tpch", f"tpch.{key}"), kcols,
+                              (view, "tpch", f"tpch.{view}"), cols, "1:N", 0.94)
+                    for cols, key, kcols in joins]
+    # the views also join one another through the keys they share
+    records.append(condition("q03-q10", ("q10", "tpch", "tpch.q10"), ["c_custkey"],
+                             ("q03", "tpch", "tpch.q03"), ["c_custkey"], "1:1", 0.94))
+    return join_graph_from_conditions(records), lineage
+
+
+def test_view_joins_lineage_explains_are_left_out_and_counted() -> None:
+    graph, lineage = _with_views()
+    fig, ax = plt.subplots(figsize=(11, 7))
+    draw_join_graph(graph, ax=ax, lineage=lineage)
+    fig.canvas.draw()
+    names = {t.get_text() for t in ax.texts if t.get_gid() == "node"}
+    assert names == {f"tpch.{t}" for a, _, b, _ in TPCH for t in (a, b)}
+    # 2 + 3 joins to the tables they read, 1 between them: 6 joins of 2 views
+    assert "6 joins of 2 views left out" in ax.get_title()
+    assert "lineage=None draws all" in ax.get_title()
+    assert edge_crossings(ax) == 0 and label_overlaps(ax) == 0
+    # without lineage every join is drawn, the views too
+    fig, everything = plt.subplots(figsize=(11, 7))
+    draw_join_graph(graph, ax=everything, strongest=False)
+    drawn = {t.get_text() for t in everything.texts if t.get_gid() == "node"}
+    assert {"tpch.q03", "tpch.q10"} <= drawn and "views left out" not in everything.get_title()
+
+
+def test_copies_are_not_views() -> None:
+    # a table's CSV export is its copy (INFERRED COPY lineage), not a view: its joins stay
+    graph, lineage = _with_views()
+    lineage.add_node("orders_csv", resource_type="view")
+    lineage.add_edge("orders", "orders_csv", lineage_type="INFERRED", evidence={"kind": "COPY"})
+    graph.add_edge("orders_csv", "customer", label="o_custkey \u2192 c_custkey", score=0.9,
+                   conditions=[])
+    _fig, ax = plt.subplots(figsize=(11, 7))
+    draw_join_graph(graph, ax=ax, lineage=lineage, strongest=False)
+    assert "orders_csv" in {t.get_text() for t in ax.texts if t.get_gid() == "node"}
+    assert "6 joins of 2 views left out" in ax.get_title()

@@ -11,6 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from catalog_nb.client.relations.joins import COPY_KINDS
 from catalog_nb.notebook.drawing import layout as lay
 from catalog_nb.notebook.drawing import routes
 from catalog_nb.notebook.drawing.common import (
@@ -34,6 +35,7 @@ def draw_join_graph(
     max_nodes: int = 60,
     edge_labels: bool = True,
     strongest: bool = True,
+    lineage: nx.DiGraph | None = None,
 ) -> Axes:
     """Draw a join graph: resources coloured by data source, edge width by best score, edge
     colour by cardinality of the best condition, each edge labelled with its columns read from
@@ -46,6 +48,11 @@ def draw_join_graph(
     id joins the customers, not also every view and subset of them; the title counts the
     alternatives left out (``cat.join_conditions()`` lists them all).
 
+    ``lineage`` (``cat.lineage_graph()``) leaves out the joins of views whose lineage says
+    where their columns come from: a query over ``orders`` joins ``customer`` through
+    ``o_custkey`` because ``orders`` does, which the lineage picture shows; the view is not
+    drawn here. The title counts them; without ``lineage`` every join is drawn.
+
     Each connected component is laid out apart, in the layout whose edges cross least. Beyond
     ``max_nodes`` nodes the best-connected ``max_nodes - 1`` resources are drawn and the rest
     merged into one "N other resources" node (its edges count the joins into it). The title
@@ -55,11 +62,17 @@ def draw_join_graph(
 
         draw_join_graph(cat.join_graph("demo_sql"))             # score >= 0.85, copies merged
         draw_join_graph(cat.join_graph(min_score=0.5), edge_labels=False)
+        draw_join_graph(cat.join_graph(), lineage=cat.lineage_graph())  # no view joins
     """
     _check_max("max_nodes", max_nodes, 2)
     ax = _axes(ax, (10, 8))
     if graph.number_of_nodes() == 0:
         return _nothing(ax, "no join conditions")
+    explained, views = _view_joins(graph, lineage) if lineage is not None else ([], 0)
+    if explained:
+        graph = nx.Graph(graph)
+        graph.remove_edges_from(explained)
+        graph.remove_nodes_from([n for n in list(graph) if graph.degree(n) == 0])
     shown, merged = lay.strongest_joins(graph) if strongest else graph, 0
     hidden = int(shown.graph.get("hidden_joins") or 0)
     if shown.number_of_nodes() > max_nodes:
@@ -126,11 +139,25 @@ def draw_join_graph(
     ax.set_axis_off()
     ax.margins(*_MARGINS)  # room for the labels of the outermost nodes
     title = _join_title(graph, len(nodes), merged, hidden)
+    if explained:
+        title += (f"\n({len(explained)} joins of {views} views left out, their lineage shows"
+                  " their sources; lineage=None draws all)")
     if unlabelled:
         joins = "join" if unlabelled == 1 else "joins"
         title += f"\n(no room for the columns of {unlabelled} {joins}: cat.join_conditions())"
     ax.set_title(title, fontsize=TITLE_SIZE)
     return ax
+
+
+def _view_joins(graph: nx.Graph, lineage: nx.DiGraph) -> tuple[list[tuple[Any, Any]], int]:
+    """The join graph's edges with a view at an end whose sources lineage knows (a view with
+    an upstream edge other than a copy's), and how many such views have joins."""
+    views = {n for n in graph if n in lineage
+             and lineage.nodes[n].get("resource_type") == "view"
+             and any((attrs.get("evidence") or {}).get("kind") not in COPY_KINDS
+                     for _, _, attrs in lineage.in_edges(n, data=True))}
+    return ([(u, v) for u, v in graph.edges() if u in views or v in views],
+            sum(1 for n in views if graph.degree(n)))
 
 
 def _placed(shown: nx.Graph, labels: dict[Any, str], area: tuple[float, float],
