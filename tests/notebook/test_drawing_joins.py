@@ -204,3 +204,16 @@ def test_copies_are_not_views() -> None:
     draw_join_graph(graph, ax=ax, lineage=lineage, strongest=False)
     assert "orders_csv" in {t.get_text() for t in ax.texts if t.get_gid() == "node"}
     assert "6 joins of 2 views left out" in ax.get_title()
+
+
+def test_a_resource_joined_to_views_only_keeps_its_strongest_view_join() -> None:
+    # a returns file joins the query views only: it stays in the picture, by its best join
+    graph, lineage = _with_views()
+    for view, score in (("q03", 0.97), ("q10", 0.9)):
+        graph.add_edge("returns", view, label="r_orderkey \u2192 o_orderkey", score=score,
+                       conditions=[])
+    _fig, ax = plt.subplots(figsize=(11, 7))
+    draw_join_graph(graph, ax=ax, lineage=lineage, strongest=False)
+    names = {t.get_text() for t in ax.texts if t.get_gid() == "node"}
+    assert {"returns", "tpch.q03"} <= names and "tpch.q10" not in names
+    assert "7 joins of 2 views left out" in ax.get_title()

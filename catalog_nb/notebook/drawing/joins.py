@@ -151,13 +151,21 @@ def draw_join_graph(
 
 def _view_joins(graph: nx.Graph, lineage: nx.DiGraph) -> tuple[list[tuple[Any, Any]], int]:
     """The join graph's edges with a view at an end whose sources lineage knows (a view with
-    an upstream edge other than a copy's), and how many such views have joins."""
+    an upstream edge other than a copy's), and how many views lose joins. A resource joined
+    to views only keeps its strongest such join: left out, it would vanish from the picture."""
     views = {n for n in graph if n in lineage
              and lineage.nodes[n].get("resource_type") == "view"
              and any((attrs.get("evidence") or {}).get("kind") not in COPY_KINDS
                      for _, _, attrs in lineage.in_edges(n, data=True))}
-    return ([(u, v) for u, v in graph.edges() if u in views or v in views],
-            sum(1 for n in views if graph.degree(n)))
+    kept = set()
+    for node in graph:
+        if node not in views and graph.degree(node) and all(v in views for v in graph[node]):
+            partner = max(graph[node], key=lambda v: float(graph.edges[node, v].get("score")
+                                                          or 0.0))
+            kept.add(frozenset((node, partner)))
+    left_out = [(u, v) for u, v in graph.edges()
+                if (u in views or v in views) and frozenset((u, v)) not in kept]
+    return left_out, len({n for edge in left_out for n in edge if n in views})
 
 
 def _placed(shown: nx.Graph, labels: dict[Any, str], area: tuple[float, float],
