@@ -121,11 +121,13 @@ def smallest_font(ax: Axes) -> float:
     return min((float(t.get_fontsize()) for t in ax.texts if t.get_text()), default=0.0)
 
 
-def measure_pictures(name: str, every: nx.Graph, default: nx.Graph, out: Path) -> None:
-    """Print the anchor's and the picture's crossings, overlaps and smallest font; save both."""
+def measure_pictures(name: str, every: nx.Graph, default: nx.Graph, out: Path,
+                     lineage: nx.DiGraph | None = None) -> None:
+    """Print the anchor's and the picture's crossings, overlaps and smallest font; save both.
+    ``lineage`` leaves the views' joins out of the picture, as the HTML report does."""
     for label, graph, draw in (("before (circle, every condition)", every, draw_circle),
                                ("after (draw_join_graph, default)", default,
-                                lambda g, ax: draw_join_graph(g, ax=ax))):
+                                lambda g, ax: draw_join_graph(g, ax=ax, lineage=lineage))):
         fig, ax = plt.subplots(figsize=FIGURE)
         draw(graph, ax)
         fig.canvas.draw()
@@ -151,7 +153,7 @@ def measure(name: str, cat: Catalog, out: Path) -> None:
           f"{default.graph['min_score']}); drawn: {drawn.number_of_edges()} edges,"
           f" {_crossings(drawn)} crossings")
     # After the catalog's name: the figures were printed above it, under the previous one's.
-    measure_pictures(name, every, default, out)
+    measure_pictures(name, every, default, out, cat.lineage_graph())
     for label, graph, options in (("every", every, {"strongest": False, "edge_labels": False}),
                                   ("default", default, {})):
         fig, ax = plt.subplots(figsize=FIGURE)
