@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import secrets
 import shutil
 import tempfile
 import threading
@@ -40,11 +41,23 @@ from sqlalchemy.pool import NullPool
 
 from catalog_nb.contract import API_PREFIX
 from catalog_nb.demo.embedded import EmbeddedServer
+from catalog_nb.server import passwords
 from catalog_nb.server.store import Store
+from tests.client.shared_lake import SharedLake, profiled_lake
 
 ADMIN_USER = "admin"
 ADMIN_PASSWORD = "admin-password-1"
 PG_URL = os.environ.get("CATALOG_TEST_PG_URL")
+
+# Passwords are hashed at a sixteenth of the service's scrypt cost in the test processes (the
+# servers the fixtures start run in them): at the real cost (n=2**14, ~50 ms a hash) hashing
+# every server's administrator and every login was an eighth of the server tests' CPU. Hashes
+# carry their parameters, so the code paths are the ones of a real service;
+# tests/server/test_password_cost.py checks, in a process of its own, that the service itself
+# hashes at the full cost. Django's test settings make the same trade.
+passwords._SCRYPT_N = 2**10
+passwords._DUMMY_HASH = passwords._stored_form(secrets.token_bytes(16), secrets.token_bytes(32))
+
 #: The test process (pytest-xdist's worker id), in database and connection names so that a
 #: listing of connections says which process holds them.
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
@@ -298,8 +311,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 #: The fixtures through which a test reaches the store (every server and store fixture is built
 #: on one of them). A test that uses neither, in a module that does not open PostgreSQL itself,
-#: runs the same whatever the backend: ``scripts/test``'s PostgreSQL run, which follows its
-#: SQLite run, leaves it out (it says so with :data:`STORE_ONLY`).
+#: runs the same whatever the backend: ``scripts/test``'s PostgreSQL run, which goes on beside
+#: its SQLite run, leaves it out (it says so with :data:`STORE_ONLY`).
 BACKEND_FIXTURES = frozenset({"make_server", "store_url"})
 #: Names a module uses when it opens PostgreSQL itself, past the fixtures.
 _OPENS_POSTGRES = ("PG_URL", "new_pg_database")
@@ -349,8 +362,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # last, the 300,000-key document alone kept one of scripts/test's two processes busy for
     # minutes after the other had finished (``--dist worksteal`` lets that one take the rest).
     items.sort(key=lambda item: -expected_seconds(item))
-    # The suite runs once per backend (scripts/test): the tests that never reach the store ran
-    # in the SQLite run already, and running them again took a third of the PostgreSQL run.
+    # The suite runs once per backend (scripts/test): the tests that never reach the store run
+    # in the SQLite run, and running them again took a third of the PostgreSQL run.
     if not _store_only():
         return
     kept = [item for item in items if reaches_store(item)]
@@ -532,3 +545,14 @@ def admin(live_server: Server) -> Http:
 def unique() -> Callable[[str], str]:
     """Unique names, so tests on the shared server never collide."""
     return lambda prefix: f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def shared_lake(make_server: Callable[..., Server],
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedLake]:
+    """The profiled demo lake shared by the live client and notebook tests that only read it
+    (``tests.client.shared_lake`` says what they may write): built once per test process and
+    backend; its server lives until the session ends."""
+    lake = profiled_lake(make_server, tmp_path_factory, "shared-lake")
+    yield lake
+    lake.cat.close()

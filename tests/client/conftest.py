@@ -14,7 +14,6 @@ import responses
 
 from catalog_nb.client import Catalog, connect
 from tests.client.mocks import BASE, LIVE_PASSWORD, ScriptedServer, add_login
-from tests.client.shared_lake import SharedLake, profiled_lake
 
 
 @pytest.fixture
@@ -64,11 +63,3 @@ def make_user(live_cat: Catalog, unique: Callable[[str], str]) -> Callable[..., 
     return make
 
 
-@pytest.fixture(scope="session")
-def shared_lake(make_server: Callable[..., Any],
-                tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedLake]:
-    """The profiled demo lake shared by the live client tests (``tests.client.shared_lake``):
-    built once per test process and backend; its server lives until the session ends."""
-    lake = profiled_lake(make_server, tmp_path_factory, "shared-lake")
-    yield lake
-    lake.cat.close()

@@ -6,9 +6,10 @@ is the local engine's, field by field.
 The jobs run in the service's job processes, as served: a job process is the Spark driver (or
 the Spark Connect client), and the cluster's executors run ``catalog_nb`` from this venv. Each
 cluster is started once for the module and stopped by its fixture's finaliser, whatever the
-test did. The store plays the part it plays for any Spark job, which ``test_spark_jobs.py``
-checks on every backend: these tests are about where Spark runs, not where profiles are kept,
-so the PostgreSQL run leaves them to the SQLite run (``store_neutral``).
+test did. The store plays the part it plays for any PROFILE job (checked on every backend by
+the local engine's tests; the engine's own columns by ``test_spark_jobs.py``): these tests are
+about where Spark runs, not where profiles are kept, so the PostgreSQL run leaves them to the
+SQLite run (``store_neutral``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,11 @@
 """PROFILE jobs with engine spark through HTTP: the same stored profile as the local engine's,
-and a Spark master that cannot be reached failing the job while the service stays up."""
+and a Spark master that cannot be reached failing the job while the service stays up.
+
+A Spark job's profiles are stored by the ingest every PROFILE job uses, which the local
+engine's tests check on every backend: the engines' comparison is about what Spark computes,
+so the PostgreSQL run leaves it to the SQLite run (``store_neutral``; it costs a JVM and a
+minute). What is Spark's own in the store, the engine of a source and of its jobs, is checked on
+every backend by the unreachable master's test."""
 
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ pytestmark = needs_java
 
 
 @pytest.mark.slow(seconds=180)
+@pytest.mark.store_neutral
 def test_a_spark_job_stores_the_local_engines_profile(
         spark: SparkSession, make_server: Callable[..., Server], tmp_path: Path,
         unique: Callable[[str], str]) -> None:
