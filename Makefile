@@ -20,11 +20,15 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/catalog-nb demo $(DEMO_ARGS)
 
-## Run the tests (SQLite, and PostgreSQL where its server is installed), then lint and type-check
-## (lint runs even when a test failed, so one run reports both); fails if either failed.
+## Run the tests (SQLite, and PostgreSQL where its server is installed) and, beside them, lint and
+## type-check (printed after the tests; both run whatever the other finds, so one run reports
+## both); fails if either failed.
 test: $(STAMP)
-	@scripts/test; tests=$$?; $(MAKE) lint; lint=$$?; \
+	@lintlog=$$(mktemp); $(MAKE) --no-print-directory lint >$$lintlog 2>&1 & lintpid=$$!; \
+	  scripts/test; tests=$$?; wait $$lintpid; lint=$$?; \
+	  echo "== lint and type-check =="; cat $$lintlog; rm -f $$lintlog; \
 	  if [ $$tests -ne 0 ]; then echo "make test: the tests failed" >&2; fi; \
+	  if [ $$lint -ne 0 ]; then echo "make test: lint or type-check failed" >&2; fi; \
 	  [ $$tests -eq 0 ] && [ $$lint -eq 0 ]
 
 lint: $(STAMP)
