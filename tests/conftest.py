@@ -437,9 +437,18 @@ class Server:
         return store
 
     def session(self, user: str = ADMIN_USER, password: str = ADMIN_PASSWORD) -> Http:
-        """A requests session logged in as ``user``."""
+        """A requests session logged in as ``user``.
+
+        A 503 (the store was busy: logins of one name at once wait on its throttle rows, and
+        PostgreSQL's lock timeout can end the wait) is tried again after its ``Retry-After``,
+        as the client library does; three in a row fail.
+        """
         http = Http(self.api)
-        response = http.post("/login", json={"username": user, "password": password})
+        for _ in range(3):
+            response = http.post("/login", json={"username": user, "password": password})
+            if response.status_code != 503:
+                break
+            time.sleep(float(response.headers.get("Retry-After", "1")))
         assert response.status_code == 200, response.text
         return http
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from typing import Any
 
 import matplotlib
@@ -126,7 +127,12 @@ def test_draw_join_graph_of_the_lake_is_readable(lake: SharedLake) -> None:
     assert "sales.customers\n= crm/customers.csv" in [t.get_text() for t in labels]
     assert "customer_id" in edge_labels
     drawn = strongest_joins(graph)
-    assert len(edge_labels) == drawn.number_of_edges() - nx.number_of_selfloops(drawn)
+    # Every drawn join is labelled, or counted in the title when its label found no free spot.
+    unlabelled = re.search(r"no room for the columns of (\d+) join", ax.get_title())
+    left_out = int(unlabelled.group(1)) if unlabelled else 0
+    assert left_out <= 1
+    assert len(edge_labels) + left_out == (drawn.number_of_edges()
+                                           - nx.number_of_selfloops(drawn))
     flat = nx.Graph(drawn)
     flat.remove_edges_from(list(nx.selfloop_edges(flat)))
     assert crossings(flat, component_layout(flat)) <= 2

@@ -227,8 +227,11 @@ def _drive_notebook_7(page: Any, panel: Any, cat: Catalog) -> None:
 
 def _drive_voila(page: Any, cat: Catalog) -> None:
     panel = page.locator(PANEL)
-    panel.locator(".cnb-grid tbody tr").first.wait_for(timeout=600_000)
     failed = page.locator(".jp-OutputArea-output:has-text('Traceback')")
+    # The grid, or a cell's traceback: a failing cell is reported as itself, not as a timeout.
+    panel.locator(".cnb-grid tbody tr").or_(failed).first.wait_for(timeout=600_000)
+    if failed.count():
+        shot(page, "voila-failed")
     assert failed.count() == 0, failed.all_inner_texts()[0][-3000:]
     panel.scroll_into_view_if_needed()
     shot(page, "voila-1-rendered")

@@ -1,25 +1,27 @@
 """The facet search panel driven headlessly against a real service and the demo lake: set
-widget values, assert the results, counts, pages, details and errors that follow.
-
-The catalog is the session's shared profiled lake (``shared_lake``): every expectation is read
-from the catalog when the test runs, never written down, since other tests add to that catalog."""
+widget values, assert the results, counts, pages, details and errors that follow."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from catalog_nb.client import Catalog
 from catalog_nb.notebook import FacetSearch
-from tests.client.shared_lake import SharedLake
+from tests.client.shared_lake import profiled_catalog
 
 CUSTOMERS = "crm/customers.csv"
 
 
-@pytest.fixture
-def cat(shared_lake: SharedLake) -> Catalog:
-    """The session's profiled demo lake (the panel only reads): a module of its own built it
-    again, up to three times when its tests were spread over both test processes."""
-    return shared_lake.cat
+@pytest.fixture(scope="module")
+def cat(
+    make_server: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Catalog]:
+    catalog = profiled_catalog(make_server, tmp_path_factory, "widget-lake")[0]
+    yield catalog
+    catalog.close()
 
 
 def counts(panel: FacetSearch, facet: str) -> dict[str, int]:

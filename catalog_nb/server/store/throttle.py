@@ -59,22 +59,32 @@ def _scopes(name_fold: str, client: str | None) -> tuple[str, str]:
     return f"account:{where} {name_fold}", f"client:{where}"
 
 
+#: How many times a row is made again when a successful login deleted it meanwhile.
+_ATTEMPTS = 10
+
+
 def _lock_rows(conn: Connection, scopes: tuple[str, ...], now: int) -> dict[str, Any]:
     """The rows of ``scopes``, created when missing, locked until the transaction ends.
 
     SQLite writers already run one at a time (BEGIN IMMEDIATE); PostgreSQL takes the row locks.
+    There, a successful login of the same name (:func:`release`) can delete an account's row
+    between this insert, which found it, and the lock, which then finds nothing: the insert is
+    made again (the deletion is committed by then, so it creates the row).
     """
     insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    conn.execute(
-        insert(login_throttle)
-        .values([{"scope": s, "failures": 0, "last_ms": now} for s in scopes])
-        .on_conflict_do_nothing(index_elements=["scope"])
-    )
-    rows = conn.execute(
-        select(login_throttle).where(login_throttle.c.scope.in_(scopes))
-        .order_by(login_throttle.c.scope).with_for_update()
-    ).mappings().all()
-    return {str(r["scope"]): r for r in rows}
+    for _ in range(_ATTEMPTS):
+        conn.execute(
+            insert(login_throttle)
+            .values([{"scope": s, "failures": 0, "last_ms": now} for s in scopes])
+            .on_conflict_do_nothing(index_elements=["scope"])
+        )
+        rows = conn.execute(
+            select(login_throttle).where(login_throttle.c.scope.in_(scopes))
+            .order_by(login_throttle.c.scope).with_for_update()
+        ).mappings().all()
+        if len(rows) == len(scopes):
+            return {str(r["scope"]): r for r in rows}
+    raise RuntimeError(f"login throttle rows {scopes} deleted {_ATTEMPTS} times while locked")
 
 
 def _current(row: Any, policy: ThrottlePolicy, now: int) -> int:
