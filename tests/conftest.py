@@ -559,7 +559,7 @@ def unique() -> Callable[[str], str]:
 @pytest.fixture(scope="session")
 def shared_lake(make_server: Callable[..., Server],
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedLake]:
-    """The profiled demo lake shared by the live client and notebook tests that only read it
+    """The profiled demo lake shared by the live client tests that only read it
     (``tests.client.shared_lake`` says what they may write): built once per test process and
     backend; its server lives until the session ends."""
     lake = profiled_lake(make_server, tmp_path_factory, "shared-lake")

@@ -4,8 +4,8 @@ The lake (scale 0.05) is registered as its two data sources and profiled through
 so resources, statistics, lineage, join conditions and overlap come from the service's own
 processing and discovery (it runs at the end of every PROFILE job). Built once per test process
 and backend, by the session fixture ``shared_lake`` of ``tests/conftest.py``: the client's
-resource, search, key, lineage, join and coverage modules and the notebook's facet-search
-panel all read it.
+resource, search, key, lineage, join and coverage modules all read it. The facet-search
+panel's tests profile a lake of their own: their first page of matches must stay the lake's.
 
 What they write never changes what another asserts: new objects of their own under unique names
 (roles, users, custom properties, folders, data sets, a tag domain and its tag), jobs that find
