@@ -48,28 +48,34 @@ def login(http: Http, name: str, password: str) -> Any:
     return http.post("/login", json={"username": name, "password": password})
 
 
+def _at_once(server: Server, clients: int, attempt: Callable[[Http], list[Any]]) -> list[int]:
+    """The statuses of ``attempt`` run by ``clients`` anonymous clients released together."""
+    statuses: list[int] = []
+    lock = threading.Lock()
+    start = threading.Barrier(clients)
+
+    def run() -> None:
+        http = client(server)
+        start.wait()
+        for response in attempt(http):
+            with lock:
+                statuses.append(response.status_code)
+
+    threads = [threading.Thread(target=run) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    return statuses
+
+
 def test_parallel_guesses_cannot_race_past_the_limit(
     make_server: Callable[..., Server], unique: Callable[[str], str]
 ) -> None:
     server = make_server(login_max_failures=5)
     name = unique("raced")
     create_user(server.session(), name)
-    statuses: list[int] = []
-    lock = threading.Lock()
-    start = threading.Barrier(40)
-
-    def guess() -> None:
-        http = client(server)
-        start.wait()
-        status = login(http, name, "wrong-password").status_code
-        with lock:
-            statuses.append(status)
-
-    threads = [threading.Thread(target=guess) for _ in range(40)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
+    statuses = _at_once(server, 40, lambda http: [login(http, name, "wrong-password")])
     # Exactly the allowed five were checked against the password; every other one waited.
     assert Counter(statuses) == {401: 5, 429: 35}
 
@@ -84,23 +90,7 @@ def test_parallel_logins_of_one_name_never_fail_the_service(
     server = make_server()
     name = unique("busy")
     create_user(server.session(), name)
-    statuses: list[int] = []
-    lock = threading.Lock()
-    start = threading.Barrier(12)
-
-    def log_in() -> None:
-        http = client(server)
-        start.wait()
-        for _ in range(8):
-            status = login(http, name, PASSWORD).status_code
-            with lock:
-                statuses.append(status)
-
-    threads = [threading.Thread(target=log_in) for _ in range(12)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
+    statuses = _at_once(server, 12, lambda http: [login(http, name, PASSWORD) for _ in range(8)])
     counted = Counter(statuses)
     assert set(counted) <= {200, 429, 503} and counted[200] > 0, counted
 
