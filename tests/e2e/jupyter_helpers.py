@@ -14,7 +14,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from typing import Any
 
 import requests
 
+from catalog_nb.demo.embedded import free_port
 from catalog_nb.notebook import session
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -57,12 +57,6 @@ class JupyterServer:
         return f"{self.base}/{path}?token={self.token}"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def serve_jupyter(demo_dir: Path, home: Path, notebooks: list[str]) -> Iterator[JupyterServer]:
     """A jupyter server on 127.0.0.1 serving ``home``, where ``notebooks`` (file names) are
@@ -72,7 +66,7 @@ def serve_jupyter(demo_dir: Path, home: Path, notebooks: list[str]) -> Iterator[
     them started, and that is waited for (the other e2e tests read the same demo folder)."""
     for name in notebooks:
         shutil.copy(ROOT / "notebooks" / NOTEBOOK, home / name)
-    token, port = secrets.token_hex(16), _free_port()
+    token, port = secrets.token_hex(16), free_port()
     env = {
         **os.environ,
         session.ENV_DEMO_DIR: str(demo_dir),
