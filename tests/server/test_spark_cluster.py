@@ -25,8 +25,8 @@ from tests.server.spark_cluster import Daemon, start_connect_server, start_stand
 from tests.server.spark_helpers import SAMPLE_ROWS, assert_engines_agree, needs_java, write_lake
 
 #: Seconds one job may take on the one-core cluster (executors start with the first stage).
-#: About 40 s idle; a CI machine whose CPU did the same work 3.5 times slower, with the suite's
-#: other runs beside it, was still at 4 of 6 resources after 300 s.
+#: The test takes about 80 s idle. On a CI machine whose CPU did the same work 3.5 times slower,
+#: with the suite's other runs beside it, the job was still at 4 of 6 resources after 300 s.
 JOB_TIMEOUT = 900
 
 pytestmark = needs_java
