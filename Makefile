@@ -7,14 +7,11 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test lint serve clean
 
 # The kernelspec install makes the venv's python3 kernel run the venv's Python (the one that
-# ships with ipykernel says "python", whichever is first on PATH). pip compiles what it installs
-# but not an editable project: compileall does, once, instead of the first test run's processes
-# (test processes, job processes, kernels) each compiling the same modules at the same time.
+# ships with ipykernel says "python", whichever is first on PATH).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
-	$(PY) -m compileall -q catalog_nb tests >/dev/null
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name 'Python 3 (catalog_nb)' >/dev/null
 	touch $(STAMP)
 
