@@ -34,10 +34,12 @@ from typing import Any
 
 import pytest
 import requests
+from requests.adapters import HTTPAdapter
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
+from urllib3.util.retry import Retry
 
 from catalog_nb.contract import API_PREFIX
 from catalog_nb.demo.embedded import EmbeddedServer
@@ -462,6 +464,13 @@ class Http(requests.Session):
     def __init__(self, base: str) -> None:
         super().__init__()
         self.base = base
+        # uvicorn closes a connection idle for 5 s; a test that pauses longer (a busy machine)
+        # may send on the closing socket and get ConnectionResetError. Resend idempotent
+        # requests once after a connection or read error, as the catalog's own client does;
+        # statuses are never retried, since tests assert on 429 and 503.
+        stale_once = Retry(total=1, connect=1, read=1, status=0, other=0, redirect=0)
+        for prefix in ("http://", "https://"):
+            self.mount(prefix, HTTPAdapter(max_retries=stale_once))
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         target = url.decode() if isinstance(url, bytes) else url
