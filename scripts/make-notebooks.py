@@ -315,7 +315,7 @@ panel
     code("""
 kinds = panel.facet_selectors['resourceType']
 kinds.value = tuple(v for _, v in kinds.options if v in ('table', 'view'))
-print(f'{panel.result.total} tables and views')
+print(f'{panel.result.total} tables and views, the first {len(panel.frame)} on this page')
 panel.frame[['name', 'source', 'type', 'rows']]
 """),
     code("""

@@ -104,6 +104,21 @@ def human_size(value: float) -> str:
     return f"{int(size)} B" if unit == 0 else f"{size:,.1f} {_UNITS[unit]}"
 
 
+def known_size(size: Any, kind: Any = None, rows: Any = None) -> int | None:
+    """A resource's size in bytes, or ``None`` where the catalog does not know it: the
+    service answers 0 for sizes it has not measured (tables, views, unread partitions), and
+    only a file profiled as empty really has 0 bytes. ``kind`` is the resource's type.
+
+    >>> known_size(0, "table"), known_size(0, "file", rows=0), known_size(25337, "file")
+    (None, 0, 25337)
+    """
+    if is_missing(size):
+        return None
+    if int(size) == 0 and not (kind == "file" and rows == 0):
+        return None
+    return int(size)
+
+
 def is_missing(value: Any) -> bool:
     """Whether a cell holds no value (None, NA, NaN, NaT); a list, even empty, is a value."""
     if value is None:
@@ -209,8 +224,9 @@ def _cells(part: pd.DataFrame, columns: list[int]) -> list[list[tuple[str, str]]
     ]
 
 
-def frame_html(frame: pd.DataFrame) -> str:
-    """The HTML repr of a frame (see the module docstring)."""
+def frame_html(frame: pd.DataFrame, *, shape: bool = True) -> str:
+    """The HTML repr of a frame (see the module docstring); ``shape=False`` leaves out the
+    line under it that counts its rows and columns."""
     columns, hidden = _shown_columns(frame)
     head, tail = _shown_rows(frame)
     out = [_STYLE, '<div class="catalog-frame"><table class="dataframe"><thead><tr><th></th>']
@@ -234,10 +250,12 @@ def frame_html(frame: pd.DataFrame) -> str:
             ]
             out.append("</tr>")
     out.append("</tbody></table>")
-    shape = f"{len(frame):,} row{'' if len(frame) == 1 else 's'}, {len(frame.columns)} columns"
+    counted = f"{len(frame):,} row{'' if len(frame) == 1 else 's'}, {len(frame.columns)} columns"
     if hidden:
-        shape += f"; not shown: {', '.join(str(frame.columns[i]) for i in hidden)}"
-    out.append(f'<p class="shape">{html.escape(shape)}</p></div>')
+        counted += f"; not shown: {', '.join(str(frame.columns[i]) for i in hidden)}"
+    if shape or hidden:
+        out.append(f'<p class="shape">{html.escape(counted)}</p>')
+    out.append("</div>")
     return "".join(out)
 
 

@@ -106,6 +106,23 @@ def test_html_repr_escapes_and_shows_fields() -> None:
     assert "crm/customers.csv" in page
 
 
+def test_html_repr_reads_sizes_and_field_numbers_as_frames_do() -> None:
+    page = Resource.from_json(CUSTOMERS)._repr_html_()
+    assert "<th style='text-align:left'>size</th><td style='text-align:left'>245.1 kB</td>" in page
+    # the fields' names head their rows; density as a share, counts with separators
+    assert "<th>customer_id</th>" in page
+    assert '<td class="num">100%</td>' in page and '<td class="num">3,000</td>' in page
+    assert "rows, " not in page  # no frame shape line under the fields
+    table = Resource.from_json(resource_json(
+        3, resourceType="resource_type_table", fileFormat=None, resourceSize=0,
+        resourcePath="sales.orders", fields=CUSTOMER_FIELDS))
+    # the service answers 0 for a size it never measured: a table's is unknown, not 0 B
+    assert "size</th><td style='text-align:left'>unknown</td>" in table._repr_html_()
+    assert "size: unknown" in repr(table) and "0 B" not in repr(table)
+    empty = Resource.from_json(resource_json(4, resourceSize=0, rowCount=0))
+    assert "size: 0 B" in repr(empty)  # a file profiled as empty has 0 bytes
+
+
 def test_display_of_an_error_resource_without_fields() -> None:
     broken = resource_json(
         1,

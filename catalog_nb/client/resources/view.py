@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from catalog_nb.client.frame_display import human_size
+from catalog_nb.client.frame_display import frame_html, human_size, known_size
 from catalog_nb.client.frames import to_frame
 from catalog_nb.client.relations.frames import JOIN_CONDITION_COLUMNS
 from catalog_nb.client.resources.frames import (
@@ -45,8 +45,9 @@ SUMMARY_FIELD_COLUMNS = (
 MAX_SHOWN_FIELDS = 60
 
 
-def _size(value: Any) -> str | None:
-    return None if value is None else human_size(value)
+def _size(value: Any, kind: str | None, rows: int | None) -> str:
+    size = known_size(value, kind, rows)
+    return "unknown" if size is None else human_size(size)
 
 
 def _time(value: Any) -> str | None:
@@ -205,7 +206,7 @@ class Resource(Mapping[str, Any]):
             ("rows", None if self.rows is None else f"{self.rows:,}"),
             ("fields", None if fields is None else f"{int(fields):,}"),
             ("partitions", raw.get("partitionCount") or None),
-            ("size", _size(raw.get("resourceSize"))),
+            ("size", _size(raw.get("resourceSize"), self.type, self.rows)),
             ("state", raw.get("resourceState")),
             ("status", raw.get("status")),
             ("error", raw.get("errorMsg")),
@@ -218,10 +219,16 @@ class Resource(Mapping[str, Any]):
         facts.extend((f"cp {name}", value) for name, value in sorted(self.custom.items()))
         return [(label, value) for label, value in facts if value not in (None, "", [])]
 
-    def _shown_fields(self) -> pd.DataFrame:
+    def _summary_fields(self) -> pd.DataFrame:
+        """The fields the reprs show, their columns of :data:`SUMMARY_FIELD_COLUMNS`, long
+        values cut; dtypes kept."""
         shown = self.fields.loc[:, list(SUMMARY_FIELD_COLUMNS)].head(MAX_SHOWN_FIELDS).copy()
         for column in ("min", "max", "description"):
             shown[column] = shown[column].map(_short, na_action="ignore")
+        return shown
+
+    def _shown_fields(self) -> pd.DataFrame:
+        shown = self._summary_fields()
         return shown.astype(object).where(shown.notna(), "")
 
     def _title(self) -> str:
@@ -254,9 +261,8 @@ class Resource(Mapping[str, Any]):
             f"<table>{rows}</table>",
         ]
         if len(self.fields):
-            parts.append(
-                self._shown_fields().to_html(index=False, na_rep="", escape=True, border=0)
-            )
+            # the fields' own names head their rows; numbers read as in every frame
+            parts.append(frame_html(self._summary_fields().set_index("name"), shape=False))
             hidden = len(self.fields) - MAX_SHOWN_FIELDS
             if hidden > 0:
                 parts.append(f"<p>... {hidden} more fields in <code>.fields</code></p>")

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from catalog_nb.client.frame_display import TIME_FORMAT, is_missing
+from catalog_nb.client.frame_display import TIME_FORMAT, is_missing, known_size
 from catalog_nb.client.frame_display import human_size as frame_size
 
 __all__ = [
@@ -135,14 +135,7 @@ def highlight(text: str, terms: Sequence[str]) -> str:
 
 
 def _size_of(row: Mapping[str, Any]) -> str:
-    size, rows = row.get("size"), row.get("rows")
-    # The service answers 0 for sizes it does not know (tables, views, unread partitions);
-    # only a file profiled as empty really has 0 bytes.
-    if size is None or is_missing(size):
-        return UNKNOWN
-    if int(size) == 0 and not (row.get("type") == "file" and rows == 0):
-        return UNKNOWN
-    return human_size(size)
+    return human_size(known_size(row.get("size"), row.get("type"), row.get("rows")))
 
 
 def _cell_row(row: Mapping[str, Any], terms: Sequence[str]) -> dict[str, Any]:
