@@ -96,6 +96,7 @@ def test_default_join_graph_keeps_documented_scores_and_merges_copies(lake: Shar
     group = graph.nodes[customers]
     assert group["members"][0] == customers and export in group["members"]
     assert group["label"].splitlines() == ["sales.customers", "= crm/customers.csv"]
+    assert group["member_sources"] == ["demo_sql", "demo_files"]
     assert graph.graph["copy_groups"] >= 1
     assert graph.graph["resource_count"] > graph.number_of_nodes()
     # every member's joins are the group's: none between two members, one per pair and columns
@@ -130,7 +131,7 @@ def test_draw_join_graph_of_the_lake_is_readable(lake: SharedLake) -> None:
     # Every drawn join is labelled, or counted in the title when its label found no free spot.
     unlabelled = re.search(r"no room for the columns of (\d+) join", ax.get_title())
     left_out = int(unlabelled.group(1)) if unlabelled else 0
-    assert left_out <= 1
+    assert left_out <= 1, ax.get_title()
     assert len(edge_labels) + left_out == (drawn.number_of_edges()
                                            - nx.number_of_selfloops(drawn))
     flat = nx.Graph(drawn)

@@ -280,10 +280,11 @@ def merge_copies(
     """The join ``graph`` with copies merged: each group of resources linked by lineage
     edges of ``kinds`` (``GET /lineage`` records; ``evidence.kind``) becomes one node, keyed
     and described by the group's original, with ``members`` (keys, original first),
-    ``member_labels`` (``path (source)``) and a ``label`` listing them. A join to any member
-    is a join to the group; conditions between two members of one group (lineage, not joins)
-    are dropped; of the conditions between two groups on the same columns (renamed columns of
-    copies followed through the edges' field lineage) the strongest is kept. Conditions keep
+    ``member_labels`` (``path (source)``), ``member_sources`` and a ``label`` listing them.
+    A join to any member is a join to the group; conditions between two members of one group
+    (lineage, not joins) are dropped; of the conditions between two groups on the same columns
+    (renamed columns of copies followed through the edges' field lineage) the strongest is
+    kept. Conditions keep
     their resources' own keys in ``left``/``right``. ``graph.graph`` gains ``copy_groups``
     (groups of two or more resources drawn as one node) and ``resource_count``.
 
@@ -322,6 +323,7 @@ def merge_copies(
         merged.nodes[original].update(
             members=list(members),
             member_labels=[_member_label(a, m) for a, m in zip(about, members, strict=True)],
+            member_sources=[a.get("source") for a in about],
             label="\n".join([paths[0], *(f"= {path}" for path in paths[1:])]))
 
     def side(key: str, cols: Sequence[str]) -> tuple[str, tuple[str, ...]]:

@@ -133,8 +133,13 @@ def draw_join_graph(
         for c in sorted(cardinalities)
     ]
     if any(shown.nodes[n].get("members") for n in nodes):
+        # a merged box wears its original's colour: name the sources its copies come from
+        # when no box of their own stands for them (TPC-H's CSV and Parquet copies of tables)
+        elsewhere = sorted({str(s) for n in nodes for s in shown.nodes[n].get("member_sources")
+                            or () if s and s not in colours})
+        also = f" (copies also in {', '.join(elsewhere)})" if elsewhere else ""
         handles.append(Patch(facecolor="white", edgecolor="#333333", linewidth=2.0,
-                             label="= copies merged"))
+                             label=f"= copies merged{also}"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=LEGEND_SIZE)
     ax.set_axis_off()
     ax.margins(*_MARGINS)  # room for the labels of the outermost nodes
