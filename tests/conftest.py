@@ -60,6 +60,13 @@ PG_URL = os.environ.get("CATALOG_TEST_PG_URL")
 passwords._SCRYPT_N = 2**10
 passwords._DUMMY_HASH = passwords._stored_form(secrets.token_bytes(16), secrets.token_bytes(32))
 
+# Every JVM the tests start (Spark's drivers, its standalone Master and Worker, executors and
+# Spark Connect) compiles with the quick JIT only and collects with one thread: they live for
+# seconds on a few thousand rows, where the optimising compiler's and parallel GC's threads cost
+# more than they win. Measured on the Spark tests: their JVMs' CPU 93 s -> 49 s, the tests' wall
+# 76 s -> 54 s. A setting of the caller's own is kept; the service's JVMs are not touched.
+os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+
 #: The test process (pytest-xdist's worker id), in database and connection names so that a
 #: listing of connections says which process holds them.
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
