@@ -284,9 +284,9 @@ def merge_copies(
     A join to any member is a join to the group; conditions between two members of one group
     (lineage, not joins) are dropped; of the conditions between two groups on the same columns
     (renamed columns of copies followed through the edges' field lineage) the strongest is
-    kept. Conditions keep
-    their resources' own keys in ``left``/``right``. ``graph.graph`` gains ``copy_groups``
-    (groups of two or more resources drawn as one node) and ``resource_count``.
+    kept. Conditions keep their resources' own keys in ``left``/``right``. ``graph.graph``
+    gains ``copy_groups`` (groups of two or more resources drawn as one node) and
+    ``resource_count``.
 
     Example::
 
