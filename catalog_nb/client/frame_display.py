@@ -114,8 +114,8 @@ def known_size(size: Any, kind: Any = None, rows: Any = None) -> int | None:
     """
     if is_missing(size):
         return None
-    if int(size) == 0 and not (kind == "file" and rows == 0):
-        return None
+    if int(size) == 0 and not (kind == "file" and not is_missing(rows) and rows == 0):
+        return None  # rows may be pd.NA, whose "== 0" has no truth value
     return int(size)
 
 

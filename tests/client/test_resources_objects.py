@@ -9,6 +9,7 @@ import pytest
 import responses
 
 from catalog_nb.client import Catalog, NotFoundError
+from catalog_nb.client.frame_display import known_size
 from catalog_nb.client.resources.frames import FIELD_COLUMNS, RESOURCE_FIELD_COLUMNS
 from catalog_nb.client.resources.view import MAX_SHOWN_FIELDS, Resource
 from tests.client.mocks import API, error_body, json_of
@@ -121,6 +122,8 @@ def test_html_repr_reads_sizes_and_field_numbers_as_frames_do() -> None:
     assert "size: unknown" in repr(table) and "0 B" not in repr(table)
     empty = Resource.from_json(resource_json(4, resourceSize=0, rowCount=0))
     assert "size: 0 B" in repr(empty)  # a file profiled as empty has 0 bytes
+    # a frame's row count the catalog does not know (pd.NA) leaves a 0 size unknown
+    assert known_size(0, "file", pd.NA) is None and known_size(0, "file", 0) == 0
 
 
 def test_display_of_an_error_resource_without_fields() -> None:

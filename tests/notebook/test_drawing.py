@@ -68,7 +68,8 @@ def _where(text: Any) -> tuple[float, float]:
     return tuple(text.xy) if hasattr(text, "xy") else text.get_position()
 
 
-def _legend(ax: Axes) -> list[str]:
+def legend_texts(ax: Axes) -> list[str]:
+    """The texts of the picture's legend (it must have one)."""
     legend = ax.get_legend()
     assert legend is not None
     return [t.get_text() for t in legend.get_texts()]
@@ -102,8 +103,8 @@ def test_lineage_is_layered_left_to_right_by_distance() -> None:
     assert x_of["sales.customers"] == x_of["sales.orders"] == x_of["sales.order_items"] == -2
     assert x_of["sales.customers"] < x_of["sales.customer_revenue"] < x_of["sales.top_customers"]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["-2", "-1", "0"]
-    assert "FACTUAL" in _legend(ax) and "root" in _legend(ax)
-    assert "INFERRED" not in _legend(ax)
+    assert "FACTUAL" in legend_texts(ax) and "root" in legend_texts(ax)
+    assert "INFERRED" not in legend_texts(ax)
     assert "top_customers" in ax.get_title()
 
 
@@ -121,7 +122,7 @@ def test_every_label_lies_inside_the_axes() -> None:
 
 def test_lineage_legend_lists_both_types_and_resource_types() -> None:
     graph = _wide_lineage(per_layer=4, layers=2)
-    legend = _legend(draw_lineage(graph))
+    legend = legend_texts(draw_lineage(graph))
     assert {"FACTUAL", "INFERRED", "table", "root"} <= set(legend)
 
 
@@ -132,7 +133,7 @@ def test_lineage_of_hundreds_of_nodes_is_grouped_per_layer_and_source() -> None:
     drawn = len(_boxes(ax))
     assert drawn == 1 + 3 * 3  # the root, then one node per (level, source)
     assert any(t.endswith("34 resources") for t in _texts(ax))
-    assert "group" in _legend(ax)
+    assert "group" in legend_texts(ax)
     assert "301 resources grouped" in ax.get_title()
     columns = [_where(t)[0] for t in _boxes(ax)]
     assert sorted(set(columns)) == [0, 1, 2, 3] and columns.count(2) == 3
@@ -188,7 +189,7 @@ def test_join_graph_draws_every_resource_and_legends_sources_and_cardinalities()
     ax = draw_join_graph(graph, strongest=False)
     assert len(_nodes(ax).get_offsets()) == graph.number_of_nodes() == 6
     assert len(_node_labels(ax)) == 6
-    legend = _legend(ax)
+    legend = legend_texts(ax)
     assert {"demo_sql", "demo_files", "1:N", "1:1"} <= set(legend)
 
 
@@ -305,7 +306,7 @@ def test_tag_coverage_bars_per_source_with_shares() -> None:
     assert [t.get_text() for t in ax.get_yticklabels()] == ["src1", "src0"]
     widths = sorted(round(p.get_width(), 3) for p in ax.patches)
     assert widths == [0.0, 0.0, 0.25, 1.0]  # src0 tags 5 of 20 fields on all 5 resources
-    assert _legend(ax) == ["fields tagged", "resources tagged"]
+    assert legend_texts(ax) == ["fields tagged", "resources tagged"]
 
 
 def test_tag_coverage_of_hundreds_of_resources_pools_the_rest() -> None:
@@ -315,7 +316,7 @@ def test_tag_coverage_of_hundreds_of_resources_pools_the_rest() -> None:
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert len(labels) == 25 and "276 others" in labels
     assert len(ax.patches) == 25  # one bar each: the field share
-    assert _legend(ax) == ["fields tagged"]
+    assert legend_texts(ax) == ["fields tagged"]
 
 
 def test_tag_coverage_bad_level_and_empty_level() -> None:
@@ -332,7 +333,7 @@ def test_tag_graph_puts_tags_left_and_resources_right() -> None:
     assert len(_nodes(ax).get_offsets()) == graph.number_of_nodes()
     x_of = {t.get_text(): _where(t)[0] for t in ax.texts}
     assert x_of["D0.T0"] < 0.5 < x_of["src0/r0"]
-    assert {"D0", "D1", "D2", "resource"} <= set(_legend(ax))
+    assert {"D0", "D1", "D2", "resource"} <= set(legend_texts(ax))
 
 
 def test_tag_graph_of_hundreds_groups_resources_per_source() -> None:
@@ -344,7 +345,7 @@ def test_tag_graph_of_hundreds_groups_resources_per_source() -> None:
     per_source = pd.Series([s for _, s in graph.nodes(data="source") if s]).value_counts()
     assert len(_nodes(ax).get_offsets()) == len(tags) + 3
     assert {f"{s}: {n} resources" for s, n in per_source.items()} <= set(_texts(ax))
-    assert "resources of a source" in _legend(ax)
+    assert "resources of a source" in legend_texts(ax)
 
 
 def test_tag_graph_with_too_many_tags_merges_the_rarest() -> None:

@@ -27,6 +27,7 @@ from tests.benchmarks.join_graph_readability import (
     smallest_font,
 )
 from tests.client.relation_mocks import condition
+from tests.notebook.test_drawing import legend_texts
 
 
 @pytest.fixture(autouse=True)
@@ -219,11 +220,6 @@ def test_a_resource_joined_to_views_only_keeps_its_strongest_view_join() -> None
     assert "7 joins of 2 views left out" in ax.get_title()
 
 
-def _legend_texts(ax: Axes) -> list[str]:
-    legend = ax.get_legend()
-    return [] if legend is None else [text.get_text() for text in legend.get_texts()]
-
-
 def test_the_legend_names_the_sources_of_merged_copies_no_box_stands_for() -> None:
     # TPC-H's tables merged with their CSV and Parquet copies: every box wears tpch_sql's
     # colour, so the legend says where the copies live
@@ -231,7 +227,7 @@ def test_the_legend_names_the_sources_of_merged_copies_no_box_stands_for() -> No
     for node in graph:
         graph.nodes[node].update(members=[node, f"{node}.csv", f"{node}.parquet"],
                                  member_sources=["tpch", "tpch_csv", "tpch_parquet"])
-    texts = _legend_texts(_drawn(graph))
+    texts = legend_texts(_drawn(graph))
     assert "tpch" in texts
     assert "= copies merged (copies also in tpch_csv, tpch_parquet)" in texts
     # a copy whose source has boxes of its own in the picture needs no such note
@@ -239,5 +235,5 @@ def test_the_legend_names_the_sources_of_merged_copies_no_box_stands_for() -> No
     customers = "sales.customers"
     demo.nodes[customers].update(members=[customers, "crm/customers.csv"],
                                  member_sources=["demo_sql", "demo_files"])
-    texts = _legend_texts(_drawn(demo))
+    texts = legend_texts(_drawn(demo))
     assert {"demo_files", "demo_sql", "= copies merged"} <= set(texts)
