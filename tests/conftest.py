@@ -38,7 +38,6 @@ from requests.adapters import HTTPAdapter
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.pool import NullPool
 from urllib3.util.retry import Retry
 
 from catalog_nb.contract import API_PREFIX
@@ -89,9 +88,15 @@ _DATABASES: dict[str, str] = {}
 
 @cache
 def _admin() -> Engine:
-    """The cluster's admin database, connected only while a statement runs (no pool)."""
+    """The cluster's admin database, through one kept connection (more only while the
+    connection monitor's sample and another statement run at once).
+
+    Kept, not made per statement: the monitor samples twice a second and a database's drop
+    polls until its connections are gone, which made a few thousand connections a run, each
+    a backend forked and authenticated by the server.
+    """
     assert PG_URL
-    return create_engine(PG_URL, poolclass=NullPool, isolation_level="AUTOCOMMIT",
+    return create_engine(PG_URL, pool_size=1, max_overflow=2, isolation_level="AUTOCOMMIT",
                          connect_args={"application_name": TEST_APPLICATION})
 
 

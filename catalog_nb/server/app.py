@@ -14,15 +14,16 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import cache
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.datastructures import Default
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES
-from starlette.routing import compile_path
+from starlette.routing import BaseRoute, compile_path
 
 from catalog_nb.contract import API_PREFIX, ARROW_STREAM, ErrorCode, distribution_version
 from catalog_nb.server import runtime_config
@@ -149,6 +150,34 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 
+#: Order matters: the role paths and /user/_me must be matched before /user/{key}. And FastAPI
+#: tries the routes one by one, each try costing a few microseconds: the resource reads, the
+#: most frequent requests, come right after login (no path of another router matches one of
+#: theirs, tests/server/test_request_path.py checks it).
+ROUTERS = (
+    auth.router, resources.router, roles.router, users.router, audit.router,
+    sources.router, jobs.router, custom_properties.router, folders.router, tags.router,
+    associations.router, search.router, lineage.router, joins.router, overlap.router,
+    favorites.router, reviews.router, config.router,
+)
+
+
+@cache
+def _included_routers() -> tuple[BaseRoute, ...]:
+    """:data:`ROUTERS` included under the API prefix, once per process, for every app.
+
+    FastAPI builds an included router's route handlers (each endpoint's dependencies and
+    models) at its first request, for the inclusion it was reached through: included into each
+    app anew, every app of a process built them again, about 60 ms of CPU per app (a test
+    suite starts hundreds). The inclusions hold nothing of an app: the routes reach the app's
+    state through the request.
+    """
+    holder = APIRouter(default_response_class=Default(JSONResponse))
+    for router in ROUTERS:
+        holder.include_router(router, prefix=API_PREFIX)
+    return tuple(holder.routes)
+
+
 def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> FastAPI:
     """The catalog service as an ASGI application; the store is opened and migrated on start.
 
@@ -189,21 +218,10 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Fa
     app.state.reads = ReadCache()
     app.state.orderings = Orderings()
     install_error_handlers(app)
-    # Order matters: the role paths and /user/_me must be matched before /user/{key}. And
-    # FastAPI tries the routes one by one, each try costing a few microseconds: the resource
-    # reads, the most frequent requests, come right after login (no path of another router
-    # matches one of theirs, tests/server/test_request_path.py checks it).
-    routers = (
-        auth.router, resources.router, roles.router, users.router, audit.router,
-        sources.router, jobs.router, custom_properties.router, folders.router, tags.router,
-        associations.router, search.router, lineage.router, joins.router, overlap.router,
-        favorites.router, reviews.router, config.router,
-    )
-    for router in routers:
-        app.include_router(router, prefix=API_PREFIX)
+    app.router.routes.extend(_included_routers())
     app.state.methods = MethodTable([
         (API_PREFIX + route.path, set(route.methods or ()))
-        for router in routers for route in router.routes if isinstance(route, APIRoute)
+        for router in ROUTERS for route in router.routes if isinstance(route, APIRoute)
     ] + [(f"{API_PREFIX}/openapi.json", {"GET"}), (f"{API_PREFIX}/docs", {"GET"})])
     # Innermost: behind the edge's checks, in front of the routing (edge.CachedReads).
     app.add_middleware(CachedReads, prefix=f"{API_PREFIX}/dataresource/",
