@@ -12,6 +12,7 @@ import ast
 import subprocess
 import sys
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def import_statements(
     """
     package = module if is_package else module.rpartition(".")[0]
     skipped: set[int] = set()
-    tree = ast.parse(source)
+    tree = _parsed(source)
     if not typing_only:
         for node in ast.walk(tree):
             if isinstance(node, ast.If) and _is_type_checking(node.test):
@@ -58,6 +59,13 @@ def import_statements(
             else:
                 target = node.module or ""
             yield target, [alias.name for alias in node.names]
+
+
+@cache
+def _parsed(source: str) -> ast.Module:
+    """``source``'s syntax tree, parsed once per process: the checks read every module of the
+    package, most of them several times."""
+    return ast.parse(source)
 
 
 def _is_type_checking(test: ast.expr) -> bool:

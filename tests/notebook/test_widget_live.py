@@ -173,9 +173,18 @@ def test_load_into_a_dataframe(cat: Catalog) -> None:
     with pytest.raises(ValueError, match="click a row"):
         panel.load_code()
     assert panel.load_button.disabled
+    # The browser gets the changes in the order they are made: the button must be usable by the
+    # time the details show (the browser test clicks it as soon as they do).
+    changed: list[str] = []
+    panel.load_button.observe(lambda c: changed.append(f"button {c['new']}"), "disabled")
+    panel.details.observe(lambda c: changed.append("details"), "value")
     key = panel.frame.loc[panel.frame["path"] == CUSTOMERS, "key"].iloc[0]
     panel.rows.value = key
     assert not panel.load_button.disabled
+    assert changed == ["button False", "details"]
+    panel.select(None)
+    assert changed[2:] == ["button True", "details"]
+    panel.select(key)
     code = panel.put_load_code()  # outside IPython: only returned
     assert "pd.read_csv(" in code and CUSTOMERS in code
     frame = panel.load()

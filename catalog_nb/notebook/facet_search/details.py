@@ -66,15 +66,19 @@ class RowDetails:
     def select(self: PanelParts, key: str | None) -> None:
         """Show the resource ``key`` in the details pane (``None`` clears it)."""
         with self._guard():
+            # The button before the pane: the browser gets the changes in this order, so
+            # whoever sees a resource's details can load it at once.
             if key is None:
                 self._resource = None
+                self.load_button.disabled = True
                 self.details.value = ""
             else:
                 resource = self.cat.resource(key)
                 self._resource = resource
+                self.load_button.disabled = False
                 self.details.value = resource._repr_html_() + tags_html(resource)
             self.selected_key = key
-        self.load_button.disabled = self._resource is None
+        self.load_button.disabled = self._resource is None  # also after a failed read
 
     def load_code(self: PanelParts) -> str:
         """pandas code reading the selected resource's data into ``frame``.
