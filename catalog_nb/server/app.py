@@ -149,7 +149,6 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(exc.status_code, f"HTTP_{exc.status_code}", str(exc.detail))
 
 
-
 #: Order matters: the role paths and /user/_me must be matched before /user/{key}. And FastAPI
 #: tries the routes one by one, each try costing a few microseconds: the resource reads, the
 #: most frequent requests, come right after login (no path of another router matches one of

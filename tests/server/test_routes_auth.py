@@ -20,6 +20,7 @@ from catalog_nb.contract import API_PREFIX, ErrorCode
 from catalog_nb.server.store import schema
 from tests.conftest import Http, Server
 from tests.server.helpers import assert_error, session_token, token_hash, with_cookie
+from tests.server.tag_helpers import make_domain
 
 OPEN = {("POST", "/login")}
 
@@ -135,3 +136,23 @@ def test_a_401_tells_how_to_log_in(live_server: Server, unique: Callable[[str], 
     body = assert_error(live_server.anonymous().get("/user"), 401,
                         ErrorCode.AUTHENTICATION_REQUIRED.value)
     assert "log in" in body["message"].lower()
+
+
+def test_apps_of_one_process_share_their_routes_and_nothing_else(
+        make_server: Callable[..., Server]) -> None:
+    """Every app of a process serves the same route objects (their handlers are built once,
+    server/app.py), each on its own store, with its own sessions."""
+    one, two = make_server(), make_server()
+    routes_of = [{id(r) for r in s.embedded.app.router.routes} for s in (one, two)]
+    included = {id(r) for r in one.embedded.app.router.routes
+                if type(r).__name__ == "_IncludedRouter" or isinstance(r, APIRoute)}
+    assert included and included <= routes_of[0] & routes_of[1]
+    first, second = one.session(), two.session()
+    made = make_domain(first)
+    assert made["name"] in {d["name"] for d in first.get("/tagdomain").json()}
+    assert made["name"] not in {d["name"] for d in second.get("/tagdomain").json()}
+    assert second.get(f"/tagdomain/{made['key']}").status_code == 404
+    # A session of one server is unknown to the other.
+    foreign = two.anonymous()
+    foreign.cookies.update(first.cookies)
+    assert foreign.get("/tagdomain").status_code == 401
