@@ -167,7 +167,7 @@ def _included_routers() -> tuple[BaseRoute, ...]:
 
     FastAPI builds an included router's route handlers (each endpoint's dependencies and
     models) at its first request, for the inclusion it was reached through: included into each
-    app anew, every app of a process built them again, about 60 ms of CPU per app (a test
+    app anew, every app of a process built them again, 30-60 ms of CPU per app (a test
     suite starts hundreds). The inclusions hold nothing of an app: the routes reach the app's
     state through the request.
     """
