@@ -64,7 +64,8 @@ def profiled_lake(
     for source in lake_sources(root / "acme"):
         cat.create_source(source["name"], source["uri"], source["sourceType"],
                           description=source["description"])
-        job = cat.profile(source["name"], timeout=300, poll_interval=0.05)
+        # Polled at most every 250 ms, as wait_job polls (tests/server/source_helpers.py).
+        job = cat.profile(source["name"], timeout=300, poll_interval=0.25)
         assert job["state"] == "SUCCEEDED", job.to_dict()
         profiles[source["name"]] = job
     return SharedLake(cat, truth, server, root / "acme", profiles)

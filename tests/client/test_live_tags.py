@@ -49,7 +49,7 @@ def lake(
     cat = connect(server.url, server.admin_user, server.admin_password, progress=False)
     for source in lake_sources(root / "acme"):
         cat.create_source(source["name"], source["uri"], source["sourceType"])
-        cat.profile(source["name"], timeout=300, poll_interval=0.05)
+        cat.profile(source["name"], timeout=300, poll_interval=0.25)
     discovered = cat.api.list_associations(state="SUGGESTED", page_size=1)["totalCount"] > 0
     yield Lake(cat, server.url, discovered)
     cat.close()

@@ -69,7 +69,7 @@ def world(
     cat = connect(server.url, server.admin_user, server.admin_password, progress=False)
     for source in lake_sources(root / "acme"):
         cat.create_source(source["name"], source["uri"], source["sourceType"])
-        cat.profile(source["name"], timeout=300, poll_interval=0.05)
+        cat.profile(source["name"], timeout=300, poll_interval=0.25)
     cat.create_source("broken", str(broken), "FILE")
     with pytest.warns(UserWarning, match="bad.parquet"):
         cat.profile("broken", timeout=120, poll_interval=0.05)
