@@ -103,7 +103,7 @@ class MethodTable:
 
     Starlette names only the methods of the first route whose path matched, but one path is
     often served by several routes (``GET`` and ``PUT /user/{key}`` are two operations), so the
-    table is built from every route of every router once, when the app is made.
+    table is built from every route of every router once per process (:func:`_method_table`).
     """
 
     def __init__(self, routes: list[tuple[str, set[str]]]) -> None:
@@ -177,6 +177,16 @@ def _included_routers() -> tuple[BaseRoute, ...]:
     return tuple(holder.routes)
 
 
+@cache
+def _method_table() -> MethodTable:
+    """The methods of every path of :data:`ROUTERS`, read only: one table per process, as the
+    routes are."""
+    return MethodTable([
+        (API_PREFIX + route.path, set(route.methods or ()))
+        for router in ROUTERS for route in router.routes if isinstance(route, APIRoute)
+    ] + [(f"{API_PREFIX}/openapi.json", {"GET"}), (f"{API_PREFIX}/docs", {"GET"})])
+
+
 def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> FastAPI:
     """The catalog service as an ASGI application; the store is opened and migrated on start.
 
@@ -218,10 +228,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Fa
     app.state.orderings = Orderings()
     install_error_handlers(app)
     app.router.routes.extend(_included_routers())
-    app.state.methods = MethodTable([
-        (API_PREFIX + route.path, set(route.methods or ()))
-        for router in ROUTERS for route in router.routes if isinstance(route, APIRoute)
-    ] + [(f"{API_PREFIX}/openapi.json", {"GET"}), (f"{API_PREFIX}/docs", {"GET"})])
+    app.state.methods = _method_table()
     # Innermost: behind the edge's checks, in front of the routing (edge.CachedReads).
     app.add_middleware(CachedReads, prefix=f"{API_PREFIX}/dataresource/",
                        cache_kind=resources.CACHED_READ,
